@@ -1,0 +1,3 @@
+from emergence.cli import main
+
+raise SystemExit(main())

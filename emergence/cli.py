@@ -1,0 +1,54 @@
+"""The ``emergence`` command line: one subcommand per module in :mod:`emergence.commands`.
+
+The CLI holds no science: each subcommand parses its arguments, calls the layer that does
+the work and prints or writes the result.  User errors (:class:`theory.errors.EmergenceError`
+and unwritable paths) end in one line on stderr and exit status 2; ``--traceback`` shows
+the full trace instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from emergence import __version__
+from emergence.commands import COMMAND_MODULES
+from theory.errors import EmergenceError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="emergence",
+        description="Symbolic-numeric theory engine for how attention learns.",
+    )
+    parser.add_argument("--version", action="version", version=f"emergence {__version__}")
+    parser.add_argument(
+        "--traceback", action="store_true", help="show the full traceback of an error"
+    )
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for dotted in COMMAND_MODULES:
+        module = importlib.import_module(dotted)
+        sub = subcommands.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except (EmergenceError, OSError) as error:
+        if args.traceback:
+            raise
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"emergence: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("emergence: interrupted; finished parts are kept and reused on the next run", file=sys.stderr)
+        return 130

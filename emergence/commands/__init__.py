@@ -1,0 +1,6 @@
+"""Subcommand modules.  Each defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args)``."""
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "emergence.commands.export_kernels",
+    "emergence.commands.check",
+)

@@ -1,0 +1,40 @@
+"""Test configuration: Hypothesis profiles and resets of global state between tests.
+
+Profiles: ``dev`` (the default locally), ``ci`` (Hypothesis' own, loaded automatically
+when ``CI`` is set: derandomised, no deadline, no database) and ``thorough`` for long
+runs (``HYPOTHESIS_PROFILE=thorough pytest``).
+"""
+
+import os
+import random
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+import torch
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=25, deadline=None)
+settings.register_profile(
+    "thorough",
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+if "HYPOTHESIS_PROFILE" in os.environ:
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+elif not os.environ.get("CI"):
+    settings.load_profile("dev")
+
+
+@pytest.fixture(autouse=True)
+def reset_global_state():
+    """Every test starts at mpmath's default precision, an empty SymPy cache and fixed seeds."""
+    mpmath.mp.dps = 15
+    sympy.core.cache.clear_cache()
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    yield
+    mpmath.mp.dps = 15

@@ -1,0 +1,268 @@
+r"""SymPy expressions to standalone array-module source code.
+
+A derived expression becomes a plain Python function whose every array operation goes
+through a module bound at call time, ``xp`` (NumPy, CuPy, ``array_api_strict``), and whose
+special functions go through ``special`` (``scipy.special`` or ``cupyx.scipy.special``).
+The stock NumPy/CuPy printers emit scalar-only ``math.erf``/``math.lgamma`` and nothing
+usable for ``LambertW``; :class:`ArrayModulePrinter` maps them itself.
+
+The extension point is the printer: a new special function needs one ``_print_<Name>``
+method on :class:`ArrayModulePrinter` and, where SciPy and CuPy disagree, nothing else,
+because the same source text serves both (the prologue binds ``special``).
+
+A :class:`KernelModule` groups kernels that share a derivation; :func:`module_source`
+prints one, with a header naming the expressions' origin and this generator's version.
+
+Example
+-------
+>>> import sympy as sp
+>>> x, y = sp.symbols("x y", positive=True)
+>>> kernel = Kernel("f", (x, y), (("value", sp.log(x) * sp.exp(y) + sp.log(x) ** 2),),
+...                 "a toy kernel", {"x": (0.1, 10.0, "log"), "y": (-1.0, 1.0, "uniform")})
+>>> print(kernel_body(kernel))  # doctest: +NORMALIZE_WHITESPACE
+    x0 = xp.log(x)
+    value = x0**2 + x0*xp.exp(y)
+    return value
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter, _known_constants_numpy, _known_functions_numpy
+from sympy.printing.pycode import _print_known_const, _print_known_func
+
+CODEGEN_VERSION = "1"
+"""Bumped whenever the printed text changes for an unchanged expression."""
+
+Backend = Literal["xp", "numpy", "cupy"]
+BACKENDS: tuple[str, ...] = ("numpy", "cupy")
+"""Array libraries a module can be exported for (``xp`` is the project-internal, generic form)."""
+
+DomainKind = Literal["log", "uniform", "int"]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    r"""One generated function: ordered arguments, named outputs, and a test domain.
+
+    ``domain`` maps every argument name to ``(low, high, kind)`` with kind ``"log"``
+    (log-uniform), ``"uniform"`` or ``"int"``; property tests draw points from it.
+    A kernel with several outputs returns a tuple in the order of ``outputs``.
+    """
+
+    name: str
+    arguments: tuple[sp.Symbol, ...]
+    outputs: tuple[tuple[str, sp.Expr], ...]
+    summary: str
+    domain: Mapping[str, tuple[float, float, DomainKind]]
+
+    def __post_init__(self):
+        names = [a.name for a in self.arguments]
+        missing = set(names) - set(self.domain)
+        if missing:
+            raise ValueError(f"kernel {self.name}: no test domain for {sorted(missing)}")
+        free = set().union(*(sp.sympify(e).free_symbols for _, e in self.outputs))
+        stray = {s.name for s in free} - set(names)
+        if stray:
+            raise ValueError(f"kernel {self.name}: outputs use undeclared symbols {sorted(stray)}")
+
+
+@dataclass(frozen=True)
+class KernelModule:
+    """A generated module: its file name, the derivation it came from, and its kernels."""
+
+    name: str
+    origin: str
+    kernels: tuple[Kernel, ...] = field(default_factory=tuple)
+
+
+class ArrayModulePrinter(NumPyPrinter):
+    """NumPy printer whose functions go through ``xp`` and special functions through ``special``.
+
+    Differences from :class:`sympy.printing.numpy.NumPyPrinter`:
+
+    - the array module prefix is ``xp`` (bound at call time), not ``numpy``;
+    - ``Max``/``Min`` nest ``xp.maximum``/``xp.minimum`` (``amax`` is not array-API);
+    - ``Piecewise`` prints as nested ``xp.where``;
+    - special functions print as ``special.<name>`` with SciPy's names and real parts
+      where SciPy returns complex numbers (``lambertw``).
+    """
+
+    _module = "xp"
+    _kf = {name: f"xp.{target}" for name, target in _known_functions_numpy.items()}
+    _kc = {name: f"xp.{target}" for name, target in _known_constants_numpy.items()}
+
+    def _print_special(self, expr):
+        arguments = ", ".join(self._print(a) for a in expr.args)
+        return f"special.{SPECIAL_FUNCTIONS[type(expr).__name__]}({arguments})"
+
+    def _print_LambertW(self, expr):
+        branch = self._print(expr.args[1]) if len(expr.args) > 1 else "0"
+        return f"special.lambertw({self._print(expr.args[0])}, {branch}).real"
+
+    def _print_polygamma(self, expr):
+        order, argument = expr.args
+        return f"special.polygamma({self._print(order)}, {self._print(argument)})"
+
+    def _print_log1p(self, expr):
+        return f"xp.log1p({self._print(expr.args[0])})"
+
+    def _print_logaddexp(self, expr):
+        return f"xp.logaddexp({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _nested(self, function, args):
+        printed = [self._print(a) for a in args]
+        result = printed[0]
+        for item in printed[1:]:
+            result = f"xp.{function}({result}, {item})"
+        return result
+
+    def _print_Max(self, expr):
+        return self._nested("maximum", expr.args)
+
+    def _print_Min(self, expr):
+        return self._nested("minimum", expr.args)
+
+    def _print_Piecewise(self, expr):
+        *pieces, (last_value, last_condition) = expr.args
+        if last_condition != sp.true:
+            raise ValueError("Piecewise kernels need an unconditional last branch")
+        result = self._print(last_value)
+        for value, condition in reversed(pieces):
+            result = f"xp.where({self._print(condition)}, {self._print(value)}, {result})"
+        return result
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+
+SPECIAL_FUNCTIONS = {
+    "erf": "erf",
+    "erfc": "erfc",
+    "gamma": "gamma",
+    "loggamma": "gammaln",
+    "digamma": "psi",
+    "beta": "beta",
+}
+"""SymPy function name -> name in ``scipy.special`` and ``cupyx.scipy.special``."""
+
+for _name in ArrayModulePrinter._kf:
+    setattr(ArrayModulePrinter, f"_print_{_name}", _print_known_func)
+for _name in ArrayModulePrinter._kc:
+    setattr(ArrayModulePrinter, f"_print_{_name}", _print_known_const)
+for _name in SPECIAL_FUNCTIONS:
+    setattr(ArrayModulePrinter, f"_print_{_name}", ArrayModulePrinter._print_special)
+
+
+_SPECIAL_PROLOGUE = {
+    "xp": '''def _namespaces(xp):
+    """The array module (NumPy unless given) and its special-function module."""
+    if xp is None:
+        import numpy as xp
+    if xp.__name__.startswith("cupy"):
+        import cupyx.scipy.special as special
+    else:
+        import scipy.special as special
+    return xp, special
+''',
+    "numpy": "import numpy as xp\nimport scipy.special as special\n",
+    "cupy": "import cupy as xp\nimport cupyx.scipy.special as special\n",
+}
+
+_PLAIN_PROLOGUE = {
+    "xp": '''def _namespaces(xp):
+    """The array module (NumPy unless given)."""
+    if xp is None:
+        import numpy as xp
+    return xp, None
+''',
+    "numpy": "import numpy as xp\n",
+    "cupy": "import cupy as xp\n",
+}
+
+
+def _numeric_constants_to_floats(expr: sp.Expr) -> sp.Expr:
+    """Fold symbol-free non-rational subexpressions (``log(2)``, ``pi``) to float literals.
+
+    Array-API namespaces reject Python scalars in ``xp.log(2)``; a 17-digit literal is exact
+    at float64.
+    """
+    replacements = {}
+    for sub in sp.preorder_traversal(expr):
+        if isinstance(sub, sp.Basic) and not sub.free_symbols and not sub.is_Rational:
+            if isinstance(sub, (sp.Expr,)) and sub.is_number and not isinstance(sub, sp.Float):
+                value = sp.N(sub, 30)
+                if value.is_real:
+                    replacements[sub] = sp.Float(value, 17)
+    return expr.xreplace(replacements) if replacements else expr
+
+
+def _uses_special(kernels: tuple[Kernel, ...]) -> bool:
+    printer = ArrayModulePrinter()
+    return any("special." in kernel_body(k, printer) for k in kernels)
+
+
+def kernel_body(kernel: Kernel, printer: ArrayModulePrinter | None = None) -> str:
+    """The indented body (CSE assignments, outputs, ``return``) of one kernel function."""
+    printer = printer or ArrayModulePrinter()
+    names = [n for n, _ in kernel.outputs]
+    expressions = [_numeric_constants_to_floats(sp.sympify(e)) for _, e in kernel.outputs]
+    reserved = {a.name for a in kernel.arguments} | set(names)
+    temporaries = (sp.Symbol(f"x{i}") for i in range(10**6) if f"x{i}" not in reserved)
+    replacements, reduced = sp.cse(expressions, symbols=temporaries, optimizations="basic")
+    lines = [f"    {symbol} = {printer.doprint(value)}" for symbol, value in replacements]
+    lines += [f"    {name} = {printer.doprint(value)}" for name, value in zip(names, reduced)]
+    lines.append(f"    return {', '.join(names)}")
+    return "\n".join(lines)
+
+
+def _docstring(kernel: Kernel) -> str:
+    lines = [f'    r"""{kernel.summary}', ""]
+    lines.append("    Generated; outputs as derived:")
+    lines.append("")
+    for name, expression in kernel.outputs:
+        lines.append(f"    {name} = {sp.sstr(expression)}")
+    lines.append("")
+    argument_list = ", ".join(a.name for a in kernel.arguments)
+    lines.append(f"    Arguments ({argument_list}) broadcast as arrays of one shape.")
+    lines.append('    """')
+    return "\n".join(lines)
+
+
+def kernel_source(kernel: Kernel, backend: Backend = "xp") -> str:
+    """The source of one kernel function for ``backend`` (``xp``: the module binds it at call time)."""
+    arguments = ", ".join(a.name for a in kernel.arguments)
+    converted = "\n".join(
+        f"    {a.name} = xp.asarray({a.name}, dtype=xp.float64)" for a in kernel.arguments
+    )
+    if backend == "xp":
+        signature = f"def {kernel.name}({arguments}, *, xp=None):"
+        binding = "    xp, special = _namespaces(xp)\n"
+    else:
+        signature = f"def {kernel.name}({arguments}):"
+        binding = ""
+    return f"{signature}\n{_docstring(kernel)}\n{binding}{converted}\n{kernel_body(kernel)}\n"
+
+
+def module_source(module: KernelModule, backend: Backend = "xp") -> str:
+    """Full text of a generated module: header, prologue, kernels, ``__all__``.
+
+    ``backend="xp"`` gives the project-internal form (``xp=`` keyword, NumPy default);
+    ``"numpy"``/``"cupy"`` give exported modules that import that library at the top.
+    """
+    if backend not in ("xp", *BACKENDS):
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    prologues = _SPECIAL_PROLOGUE if _uses_special(module.kernels) else _PLAIN_PROLOGUE
+    header = (
+        f"# Generated by emergence theory.codegen version {CODEGEN_VERSION} "
+        f"(SymPy {sp.__version__}) from {module.origin}.\n"
+        "# Do not edit by hand: regenerate with `emergence export-kernels` or "
+        "`python -m theory.kernel_registry`.\n"
+    )
+    docstring = f'"""Generated kernels from ``{module.origin}``: {", ".join(k.name for k in module.kernels)}."""\n'
+    names = ", ".join(repr(k.name) for k in module.kernels)
+    body = "\n\n".join(kernel_source(k, backend) for k in module.kernels)
+    return f"{header}{docstring}\n{prologues[backend]}\n\n{body}\n\n__all__ = [{names}]\n"

@@ -1,0 +1,86 @@
+"""Golden results: the project's headline numbers, re-derived and compared with a baseline.
+
+A module named in :data:`GOLDEN_SOURCES` exposes ``headline_numbers() ->
+list[HeadlineNumber]``; each number is recomputed from the generated kernels and solvers
+and compared with ``golden_baseline.json`` beside this file, within its relative
+tolerance.  ``emergence check`` prints the comparison; ``emergence check --update``
+rewrites the baseline (review the diff before committing it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from numerics.io import read_json, write_json_atomic
+
+BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
+
+GOLDEN_SOURCES: tuple[str, ...] = ()
+"""Dotted names of modules that define ``headline_numbers()``."""
+
+
+@dataclass(frozen=True)
+class HeadlineNumber:
+    """A named number the engine derives, how to recompute it, and its tolerance."""
+
+    name: str
+    description: str
+    compute: Callable[[], float]
+    rel_tol: float = 1e-9
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    description: str
+    baseline: float | None
+    current: float
+    rel_tol: float
+
+    @property
+    def relative_drift(self) -> float:
+        if self.baseline is None:
+            return math.inf
+        scale = max(abs(self.baseline), 1e-300)
+        return abs(self.current - self.baseline) / scale
+
+    @property
+    def ok(self) -> bool:
+        return self.baseline is not None and self.relative_drift <= self.rel_tol
+
+
+def headline_numbers(sources: tuple[str, ...] = GOLDEN_SOURCES) -> list[HeadlineNumber]:
+    numbers: list[HeadlineNumber] = []
+    for dotted in sources:
+        numbers.extend(importlib.import_module(dotted).headline_numbers())
+    return numbers
+
+
+def compare_with_baseline(
+    numbers: list[HeadlineNumber], baseline_path: Path = BASELINE_PATH
+) -> list[Comparison]:
+    """Recompute every number and pair it with its stored value (``None`` when new)."""
+    stored = read_json(baseline_path) if baseline_path.exists() else {}
+    return [
+        Comparison(
+            n.name,
+            n.description,
+            stored.get(n.name, {}).get("value"),
+            float(n.compute()),
+            n.rel_tol,
+        )
+        for n in numbers
+    ]
+
+
+def write_baseline(comparisons: list[Comparison], baseline_path: Path = BASELINE_PATH) -> Path:
+    """Store the current values as the new baseline."""
+    data = {
+        c.name: {"value": c.current, "rel_tol": c.rel_tol, "description": c.description}
+        for c in comparisons
+    }
+    return write_json_atomic(baseline_path, data)
