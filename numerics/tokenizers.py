@@ -17,19 +17,21 @@ theory.errors.EmergenceError: unknown tokenizer 'bpe'; choose natural or whitesp
 
 from __future__ import annotations
 
-import re
+from itertools import groupby
 from typing import Callable
 
 from theory.errors import EmergenceError
 
-_LETTER_RUN_OR_OTHER = re.compile(r"[^\W\d_]+|\S", re.UNICODE)
-"""A maximal run of letters (word characters that are neither digits nor '_'), or any one
-non-whitespace character."""
-
 
 def natural_tokens(text: str) -> list[str]:
-    """Lowercased letter runs and single non-letter characters; whitespace is dropped."""
-    return _LETTER_RUN_OR_OTHER.findall(text.lower())
+    """Lowercased letter runs (``str.isalpha``) and single other characters; whitespace dropped."""
+    tokens: list[str] = []
+    for is_letter, run in groupby(text.lower(), key=str.isalpha):
+        if is_letter:
+            tokens.append("".join(run))
+        else:
+            tokens.extend(ch for ch in run if not ch.isspace())
+    return tokens
 
 
 def whitespace_tokens(text: str) -> list[str]:

@@ -3,4 +3,8 @@
 COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
+    "emergence.commands.basis",
+    "emergence.commands.associate",
+    "emergence.commands.predict_weights",
+    "emergence.commands.validate",
 )

@@ -1,0 +1,68 @@
+"""Print the nearest tokens of each query under bigram, interchangeability and context.
+
+bigram: row of B (what follows the query); interchangeability: row of Sigma = B^T B
+(tokens preceded by the same tokens); context: row of Phi (tokens whose earlier presence
+predicts the query).  Output: a table, or with --json the object
+{query: {bigram: [...], interchangeability: [...], context: [...]}}.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+
+NAME = "associate"
+HELP = "nearest tokens of query words under the bigram, interchangeability and context statistics"
+
+
+def add_arguments(parser):
+    add_corpus_arguments(parser)
+    parser.add_argument("--query", nargs="+", required=True, metavar="WORD", help="query tokens")
+    parser.add_argument("--top", type=int, default=10, metavar="K", help="neighbours per statistic (default 10)")
+    parser.add_argument("--json", default=None, metavar="PATH|-", help="write JSON to PATH, or '-' for stdout")
+
+
+def _query_tokens(args) -> list[str]:
+    from numerics.tokenizers import tokenizer
+    from theory.errors import EmergenceError
+
+    split = tokenizer(args.tokenizer)
+    tokens = []
+    for word in args.query:
+        parts = split(word)
+        if len(parts) != 1:
+            raise EmergenceError(f"query {word!r} is not a single {args.tokenizer} token")
+        tokens.append(parts[0])
+    return tokens
+
+
+def run(args) -> int:
+    import sys
+
+    from numerics.associations import ASSOCIATION_KINDS, top_association_scores
+    from numerics.io import provenance, to_json_text, write_json_atomic
+    from theory.errors import InvalidSizeError
+
+    if args.top < 1:
+        raise InvalidSizeError(f"--top must be at least 1, got {args.top}")
+    queries = _query_tokens(args)
+    corpus, stats = corpus_and_statistics(args)
+    tokens = corpus.vocabulary.tokens
+    scores = {q: top_association_scores(stats, tokens, q, args.top) for q in queries}
+    result = {q: {kind: [t for t, _ in pairs] for kind, pairs in kinds.items()} for q, kinds in scores.items()}
+    if args.json is not None:
+        config = {**corpus_config(args), "query": queries, "top": args.top}
+        record = {**result, "_provenance": provenance(config, args.seed if args.corpus == "synthetic" else None)}
+        if args.json == "-":
+            sys.stdout.write(to_json_text(result))
+        else:
+            write_json_atomic(Path(args.json), record)
+            print(f"wrote associations of {len(queries)} queries to {args.json}")
+        return 0
+    print(f"V={len(tokens)}, T={corpus.context_length}, N={corpus.num_sequences} windows")
+    for query, kinds in scores.items():
+        print(f"\n{query}")
+        for kind in ASSOCIATION_KINDS:
+            print(f"  {kind:<19} " + ", ".join(token for token, _ in kinds[kind]))
+    return 0

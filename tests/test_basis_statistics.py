@@ -1,0 +1,102 @@
+"""Basis statistics: invariants, agreement with the literal definition, conventions, Markov means."""
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from numerics.basis_reference import literal_basis_statistics, softmax_jacobian_tensor, uniform_causal_attention
+from numerics.basis_statistics import basis_statistics
+from numerics.markov_corpus import expected_bigram, sample_markov_windows
+from validation.strategies import markov_chains, token_corpora
+
+FIELDS = {"B": "bigram", "Sigma": "interchangeability", "Phi": "context", "G": "composed", "Q": "key_query",
+          "Delta": "positional"}
+
+
+def _scale(array):
+    return max(float(np.abs(array).max()), 1e-300)
+
+
+@given(token_corpora())
+def test_sum_rules_and_symmetry(corpus):
+    sequences, V = corpus
+    stats = basis_statistics(sequences, V)
+    scale = max(_scale(stats.bigram), 1e-12)
+    assert np.abs(stats.bigram.sum(axis=1)).max() <= 1e-14 * V
+    assert np.abs(stats.context.sum(axis=0)).max() <= 1e-14 * V
+    assert np.abs(stats.key_query.sum(axis=1)).max() <= 1e-12 * max(_scale(stats.key_query), 1e-300) * V
+    assert abs(stats.positional.sum()) <= 1e-12 * max(_scale(stats.positional), 1e-300) * sequences.shape[1]
+    sigma = stats.interchangeability
+    assert np.array_equal(sigma, sigma.T) or np.abs(sigma - sigma.T).max() <= 1e-15 * scale**2
+    assert np.linalg.eigvalsh((sigma + sigma.T) / 2).min() >= -1e-14 * max(_scale(sigma), 1e-300)
+
+
+@settings(max_examples=30)
+@given(token_corpora(max_vocab=9, max_length=14, max_sequences=6), st.integers(1, 400))
+@example((np.array([[0, 1, 2, 0, 1, 2, 0]]), 3), 1)
+def test_fast_statistics_equal_the_literal_definition(corpus, chunk_elements):
+    sequences, V = corpus
+    fast = basis_statistics(sequences, V, chunk_elements=chunk_elements)
+    literal = literal_basis_statistics(sequences, V)
+    for key, field in FIELDS.items():
+        expected = literal[key]
+        difference = np.abs(getattr(fast, field) - expected).max()
+        assert difference <= 1e-10 * _scale(expected) or difference <= 1e-16, key
+
+
+def test_softmax_jacobian_tensor_matches_finite_differences():
+    attention = uniform_causal_attention(4)
+    jacobian = softmax_jacobian_tensor(attention)
+    mask = np.tril(np.ones((4, 4), dtype=bool))
+    step = 1e-6
+    for t in range(4):
+        for k in range(t + 1):
+            shifted = np.where(mask[t], 0.0, -np.inf)
+            shifted[k] += step
+            probabilities = np.exp(shifted - shifted.max())
+            probabilities /= probabilities.sum()
+            numeric = (probabilities - attention[t]) / step
+            assert np.allclose(numeric, jacobian[t, :, k], atol=1e-6)
+
+
+def test_index_conventions_are_pinned():
+    """B[current, next]; Phi[target, prefix token]; Delta[lag]."""
+    cycle = np.array([[0, 1, 2, 0, 1, 2, 0]])
+    stats = basis_statistics(cycle, 3)
+    assert stats.bigram[0, 1] == pytest.approx(1 / 3 - 1 / 9)
+    assert stats.bigram[1, 0] == pytest.approx(-1 / 9)
+    # token 2 opens the window and is followed by the target 1; 2 is never a target
+    opening = np.array([[2, 1, 0, 0, 0]])
+    context = basis_statistics(opening, 3).context
+    assert context[1, 2] > 0 > context[2, 1]
+    assert context[1, 2] == pytest.approx((1 - (1 + 1 / 2 + 1 / 3 + 1 / 4) / 3) / 4)
+
+
+def test_composed_statistic_never_needs_sigma():
+    sequences = np.random.default_rng(3).integers(0, 6, size=(5, 9))
+    with_sigma = basis_statistics(sequences, 6)
+    without = basis_statistics(sequences, 6, include_interchangeability=False)
+    assert without.interchangeability is None
+    assert np.allclose(with_sigma.composed, with_sigma.interchangeability @ with_sigma.context, rtol=1e-12, atol=0)
+    assert np.array_equal(with_sigma.key_query, without.key_query)
+
+
+@settings(max_examples=10)
+@given(markov_chains(max_vocab=6), st.integers(0, 1000))
+def test_bigram_of_a_stationary_markov_chain_approaches_its_mean(chain, seed):
+    windows = sample_markov_windows(chain, count=400, context_length=50, seed=seed)
+    measured = basis_statistics(windows, chain.vocab_size).bigram
+    assert np.abs(measured - expected_bigram(chain)).max() < 0.03
+
+
+@pytest.mark.gpu
+def test_cupy_backend_agrees_with_numpy():
+    from numerics.backend import array_module, to_numpy
+
+    cupy = array_module("cupy")
+    sequences = np.random.default_rng(0).integers(0, 50, size=(20, 65))
+    on_gpu = basis_statistics(cupy.asarray(sequences), 50, xp=cupy)
+    on_cpu = basis_statistics(sequences, 50)
+    for field in FIELDS.values():
+        assert np.allclose(to_numpy(getattr(on_gpu, field)), getattr(on_cpu, field), rtol=1e-10, atol=1e-15)

@@ -1,0 +1,126 @@
+"""Tokenizers, vocabulary, document splitting, windows and the clear errors for bad corpora."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.basis_statistics import basis_statistics, require_dense_memory
+from numerics.corpus import build_corpus, read_documents, split_documents, token_windows
+from numerics.tokenizers import natural_tokens, whitespace_tokens
+from numerics.vocabulary import UNKNOWN_TOKEN, build_vocabulary
+from theory.errors import EmergenceError, InvalidSizeError
+from validation.strategies import text_corpora
+
+
+def test_natural_tokenizer_examples():
+    assert natural_tokens("Once upon a time, Lily's cat-dog ran 42 m!\n") == [
+        "once", "upon", "a", "time", ",", "lily", "'", "s", "cat", "-", "dog", "ran", "4", "2", "m", "!",
+    ]
+    assert natural_tokens("Élan  naïve") == ["élan", "naïve"]
+    assert natural_tokens("snake_case") == ["snake", "_", "case"]
+
+
+@given(st.text(max_size=200))
+def test_natural_tokens_partition_the_non_whitespace_characters(text):
+    tokens = natural_tokens(text)
+    assert "".join(tokens) == "".join(ch for ch in text.lower() if not ch.isspace())
+    assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
+    assert all(len(token) == 1 or token.isalpha() for token in tokens)
+
+
+@given(st.text(max_size=200))
+def test_whitespace_tokens_keep_everything_but_whitespace(text):
+    tokens = whitespace_tokens(text)
+    assert " ".join(tokens) == " ".join(text.split())
+    assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
+
+
+def test_vocabulary_ranks_by_count_then_token():
+    documents = [["b", "a", "c", "c"], ["a", "d", "b"]]
+    assert build_vocabulary(documents, 3).tokens == ("a", "b", "c")
+    assert build_vocabulary(documents, 3, oov="unk").tokens == ("a", "b", UNKNOWN_TOKEN)
+    assert build_vocabulary(documents, None).tokens == ("a", "b", "c", "d")
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=10), min_size=1, max_size=6))
+def test_vocabulary_does_not_depend_on_document_order(documents):
+    distinct = len({t for d in documents for t in d})
+    if distinct < 2:
+        return
+    size = max(2, distinct - 1)
+    forward = build_vocabulary(documents, size)
+    backward = build_vocabulary([list(reversed(d)) for d in reversed(documents)], size)
+    assert forward.tokens == backward.tokens
+
+
+@pytest.mark.parametrize("size", [0, 1, 5])
+def test_vocabulary_size_out_of_range(size):
+    with pytest.raises(InvalidSizeError, match="out of range"):
+        build_vocabulary([["a", "b", "c"]], size)
+
+
+def test_split_documents_on_blank_lines_and_end_of_text():
+    text = "one\ntwo\n\nthree\n \t\nfour<|endoftext|>five\n\n\n"
+    assert split_documents(text) == ["one\ntwo", "three", "four", "five"]
+
+
+def test_read_documents_errors(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n\n", encoding="utf-8")
+    with pytest.raises(EmergenceError, match="empty"):
+        read_documents(empty)
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"abc\xff\xfe")
+    with pytest.raises(EmergenceError, match="not UTF-8 .* offset 3"):
+        read_documents(binary)
+    with pytest.raises(EmergenceError, match="does not exist"):
+        read_documents(tmp_path / "missing.txt")
+
+
+def test_windows_first_and_all():
+    encoded = list(range(10))
+    assert token_windows(encoded, 3, "first") == [[0, 1, 2, 3]]
+    assert token_windows(encoded, 3, "all") == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert token_windows(encoded, 10, "first") == []
+
+
+def test_drop_policy_discards_documents_with_unknown_tokens():
+    documents = ["a b a b a b", "a b c a b a", "b a b a b a"]
+    corpus = build_corpus(documents, tokenizer_name="whitespace", vocab_size=2, context_length=4,
+                          windows="first", oov="drop")
+    assert corpus.num_sequences == 2 and corpus.documents_used == 2
+    with_unknown = build_corpus(documents, tokenizer_name="whitespace", vocab_size=3, context_length=4,
+                                windows="first", oov="unk")
+    assert with_unknown.vocabulary.tokens[-1] == UNKNOWN_TOKEN
+    assert with_unknown.num_sequences == 3
+    assert with_unknown.sequences[1].tolist() == [0, 1, 2, 0, 1]
+
+
+def test_bad_sizes_and_empty_results():
+    with pytest.raises(InvalidSizeError, match="sequence length"):
+        build_corpus(["a b"], context_length=0, vocab_size=2)
+    with pytest.raises(EmergenceError, match="nothing left after filtering"):
+        build_corpus(["a b a b"], context_length=50, vocab_size=2)
+    with pytest.raises(EmergenceError, match="window mode"):
+        build_corpus(["a b a b"], windows="some", vocab_size=2)
+
+
+def test_dense_memory_is_checked_before_allocating():
+    with pytest.raises(InvalidSizeError, match="V=3000 needs about"):
+        require_dense_memory(3000, limit_bytes=10**6)
+    with pytest.raises(InvalidSizeError, match="smaller --vocab"):
+        basis_statistics(np.zeros((1, 3), dtype=int), 10**6)
+
+
+@settings(max_examples=40)
+@given(text_corpora(), st.integers(1, 6), st.sampled_from(["natural", "whitespace"]),
+       st.sampled_from(["first", "all"]), st.sampled_from(["drop", "unk"]))
+def test_any_text_gives_valid_windows_or_a_clear_error(text, length, name, windows, oov):
+    try:
+        corpus = build_corpus(split_documents(text), tokenizer_name=name, vocab_size=None,
+                              context_length=length, windows=windows, oov=oov)
+    except EmergenceError:
+        return
+    assert corpus.sequences.shape[1] == length + 1
+    assert 0 <= corpus.sequences.min() and corpus.sequences.max() < corpus.vocabulary.size

@@ -1,0 +1,289 @@
+r"""Train the model of Definition 3.1 with plain SGD and compare every weight with Theorem 4.1.
+
+From zero init, with constant rate \eta, after s steps the theory predicts
+W_O = a_s\bar B, V^{(l)} = b_s\bar\Phi^\top\bar B^\top, W^{(l)} = c_s\bar Q,
+P^{(l)} = c_s\Delta (:mod:`numerics.leading_weights`).  This module trains the torch model
+(:mod:`validation.leading_terms.model`) in float64 and records, per epoch, for every
+component and layer the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|) and the relative error
+\|A - B\|/\|B\| against the prediction, whether s lies in the theorem's window, and the
+training loss of the epoch (mean over its steps, each before its update).  Afterwards it
+fits the slope of log(relative error) against log(s\eta) (the theory says the error is
+O(s\eta) relative, i.e. slope 1) and performs the paper's causal removal: each trained weight in turn is projected off its theory direction,
+W \mapsto W - \langle W, D\rangle D/\|D\|^2, and the loss increase is reported.
+
+Statistics are computed over the training windows themselves, so with the default full
+batch (one gradient step per epoch, s = epoch) the prediction and the trained model see
+the same data.  With ``batch_size`` smaller than N an epoch has several SGD steps and the
+prediction is the full-data one (as in the paper, up to minibatch noise).
+
+>>> result = run_leading_term_validation(LeadingTermRun(epochs=3, max_sequences=8, context_length=16))
+>>> sorted(result["min_cosine"]), result["steps"]
+(['P', 'V', 'W', 'W_O'], [1, 2, 3])
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from numerics.basis_statistics import BasisStatistics, basis_statistics
+from numerics.corpus import TokenCorpus, load_corpus
+from numerics.leading_weights import (
+    COMPONENTS,
+    size_conditions,
+    step_coefficients,
+    step_limit,
+)
+from theory.errors import DivergenceError, EmergenceError, InvalidSizeError
+from validation.leading_terms.model import LeadingTermTransformer
+
+
+@dataclass(frozen=True)
+class LeadingTermRun:
+    """Configuration of one validation run (``corpus``: a file path or ``synthetic``)."""
+
+    corpus: str = "synthetic"
+    layers: int = 2
+    lr: float = 0.002
+    epochs: int = 20
+    vocab_size: int | None = None
+    context_length: int = 64
+    max_sequences: int = 64
+    batch_size: int | None = None
+    tokenizer: str = "natural"
+    windows: str = "all"
+    oov: str = "unk"
+    seed: int = 0
+    device: str = "cpu"
+
+
+def frobenius_cosine(trained: torch.Tensor, predicted: torch.Tensor) -> float | None:
+    """tr(A^T B)/(|A| |B|) of the flattened arrays; ``None`` when either is zero."""
+    norms = torch.linalg.vector_norm(trained) * torch.linalg.vector_norm(predicted)
+    if norms == 0:
+        return None
+    return float((trained.flatten() @ predicted.flatten()) / norms)
+
+
+def relative_error(trained: torch.Tensor, predicted: torch.Tensor) -> float | None:
+    """|A - B| / |B| (Frobenius); ``None`` when the prediction is zero."""
+    scale = torch.linalg.vector_norm(predicted)
+    if scale == 0:
+        return None
+    return float(torch.linalg.vector_norm(trained - predicted) / scale)
+
+
+def project_off(weight: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """W - <W, D> D / |D|^2: the weight with its component along D removed."""
+    scale = direction.flatten() @ direction.flatten()
+    if scale == 0:
+        return weight.clone()
+    return weight - (weight.flatten() @ direction.flatten()) / scale * direction
+
+
+def _training_windows(config: LeadingTermRun) -> TokenCorpus:
+    corpus = load_corpus(
+        config.corpus,
+        tokenizer_name=config.tokenizer,
+        vocab_size=config.vocab_size,
+        context_length=config.context_length,
+        windows=config.windows,
+        oov=config.oov,
+        seed=config.seed,
+    )
+    if corpus.num_sequences > config.max_sequences:
+        chosen = np.random.default_rng(config.seed).choice(
+            corpus.num_sequences, config.max_sequences, replace=False
+        )
+        corpus = TokenCorpus(
+            corpus.sequences[np.sort(chosen)],
+            corpus.vocabulary,
+            corpus.context_length,
+            corpus.documents_used,
+            corpus.documents_total,
+        )
+    return corpus
+
+
+def _directions(stats: BasisStatistics, device: str) -> dict[str, torch.Tensor]:
+    arrays = {
+        "W_O": stats.bigram,
+        "V": stats.value_feature,
+        "W": stats.key_query,
+        "P": stats.positional,
+    }
+    return {name: torch.as_tensor(np.asarray(a), dtype=torch.float64, device=device) for name, a in arrays.items()}
+
+
+def _weights(model: LeadingTermTransformer) -> dict[str, list[torch.Tensor]]:
+    return {
+        "W_O": [model.output.detach()],
+        "V": [layer.value.detach() for layer in model.layers],
+        "W": [layer.key_query.detach() for layer in model.layers],
+        "P": [layer.position.detach() for layer in model.layers],
+    }
+
+
+def _parameter(model: LeadingTermTransformer, component: str, layer: int) -> torch.nn.Parameter:
+    if component == "W_O":
+        return model.output
+    attribute = {"V": "value", "W": "key_query", "P": "position"}[component]
+    return getattr(model.layers[layer], attribute)
+
+
+EXACT_RELATIVE_ERROR = 1e-10
+"""Relative errors below this are float64 round-off of an exact identity (W_O after one
+step) and are left out of the slope fit."""
+
+
+def _fitted_slope(s_eta: list[float], errors: list[float | None]) -> float | None:
+    """Least-squares slope of log(relative error) against log(s eta), over inexact points."""
+    points = [
+        (math.log(x), math.log(e))
+        for x, e in zip(s_eta, errors)
+        if e is not None and e > EXACT_RELATIVE_ERROR
+    ]
+    if len(points) < 2:
+        return None
+    x, y = np.array(points).T
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _mean_over_layers(per_layer: list[list[float | None]]) -> list[float | None]:
+    means = []
+    for values in zip(*per_layer):
+        defined = [v for v in values if v is not None]
+        means.append(float(np.mean(defined)) if len(defined) == len(values) else None)
+    return means
+
+
+def _minimum(values: list[float | None], mask: list[bool] | None = None) -> float | None:
+    mask = mask or [True] * len(values)
+    kept = [v for v, keep in zip(values, mask) if keep and v is not None]
+    return min(kept) if kept else None
+
+
+def causal_removal(model: LeadingTermTransformer, windows: torch.Tensor, directions) -> dict[str, Any]:
+    """Loss with each trained weight in turn projected off its theory direction."""
+    with torch.no_grad():
+        result: dict[str, Any] = {"trained": float(model.loss(windows))}
+        for component in COMPONENTS:
+            count = 1 if component == "W_O" else len(model.layers)
+            losses = []
+            for layer in range(count):
+                parameter = _parameter(model, component, layer)
+                original = parameter.detach().clone()
+                parameter.copy_(project_off(original, directions[component]))
+                losses.append(float(model.loss(windows)))
+                parameter.copy_(original)
+            result[component] = losses
+    return result
+
+
+def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[str, Any]:
+    """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary."""
+    if config.epochs < 1 or config.layers < 1 or config.max_sequences < 1:
+        raise InvalidSizeError("epochs, layers and max_sequences must be at least 1")
+    if not (config.lr > 0 and math.isfinite(config.lr)):
+        raise InvalidSizeError(f"learning rate must be positive and finite, got {config.lr}")
+    if config.device.startswith("cuda") and not torch.cuda.is_available():
+        raise EmergenceError("device 'cuda' requested but torch sees no GPU; use --device cpu")
+    corpus = _training_windows(config)
+    V, T, N = corpus.vocabulary.size, corpus.context_length, corpus.num_sequences
+    stats = basis_statistics(corpus.sequences, V, include_interchangeability=False)
+    directions = _directions(stats, config.device)
+
+    torch.manual_seed(config.seed)
+    model = LeadingTermTransformer(V, T, config.layers).to(device=config.device, dtype=torch.float64)
+    windows = torch.as_tensor(corpus.sequences, device=config.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr)
+    batch = config.batch_size or N
+    shuffler = torch.Generator().manual_seed(config.seed)
+    limit = step_limit(config.lr, T, config.layers)
+
+    steps, losses = [], []
+    cosine = {name: [[] for _ in range(1 if name == "W_O" else config.layers)] for name in COMPONENTS}
+    error = {name: [[] for _ in range(1 if name == "W_O" else config.layers)] for name in COMPONENTS}
+    step = 0
+    for epoch in range(config.epochs):
+        order = torch.randperm(N, generator=shuffler) if batch < N else torch.arange(N)
+        batch_losses = []
+        for start in range(0, N, batch):
+            optimizer.zero_grad()
+            batch_loss = model.loss(windows[order[start : start + batch].to(config.device)])
+            batch_loss.backward()
+            optimizer.step()
+            batch_losses.append(float(batch_loss.detach()))
+            step += 1
+        loss = float(np.mean(batch_losses))
+        if not all(math.isfinite(v) for v in batch_losses) or not all(
+            bool(torch.isfinite(p).all()) for p in model.parameters()
+        ):
+            raise DivergenceError(f"training diverged at epoch {epoch + 1} (loss {loss}); lower --lr")
+        steps.append(step)
+        losses.append(loss)
+        coefficients = step_coefficients(step, config.lr)
+        for name, trained_layers in _weights(model).items():
+            predicted = float(coefficients[name]) * directions[name]
+            for layer, trained in enumerate(trained_layers):
+                cosine[name][layer].append(frobenius_cosine(trained, predicted))
+                error[name][layer].append(relative_error(trained, predicted))
+        if progress is not None:
+            progress(epoch + 1, config.epochs, loss)
+
+    within = [s <= limit for s in steps]
+    s_eta = [s * config.lr for s in steps]
+    per_component_error = {name: _mean_over_layers(error[name]) for name in COMPONENTS}
+    return {
+        "config": asdict(config),
+        "corpus": {"V": V, "T": T, "N": N, "documents_used": corpus.documents_used},
+        "steps": steps,
+        "loss": losses,
+        "final_loss": float(model.loss(windows).detach()),
+        "initial_loss": math.log(V),
+        "step_limit": limit,
+        "within_window": within,
+        "size_conditions": size_conditions(V, T, config.layers),
+        "cosine": cosine,
+        "relative_error": error,
+        "min_cosine": {
+            name: min((v for layer in cosine[name] for v in layer if v is not None), default=None)
+            for name in COMPONENTS
+        },
+        "min_cosine_within_window": {
+            name: _minimum([_minimum(list(values)) for values in zip(*cosine[name])], within)
+            for name in COMPONENTS
+        },
+        "relative_error_slope": {
+            name: _fitted_slope(s_eta, per_component_error[name]) for name in COMPONENTS
+        },
+        "causal_removal": causal_removal(model, windows, directions),
+    }
+
+
+def plot_cosines(result: dict[str, Any], path, image_format: str = "png") -> None:
+    """Cosine (minimum over layers) against epoch for every component; window shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    epochs = np.arange(1, len(result["steps"]) + 1)
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for name in COMPONENTS:
+        values = [_minimum(list(v)) for v in zip(*result["cosine"][name])]
+        axis.plot(epochs, [np.nan if v is None else v for v in values], marker="o", ms=3, label=name)
+    inside = [e for e, w in zip(epochs, result["within_window"]) if w]
+    if inside:
+        axis.axvspan(0.5, max(inside) + 0.5, color="0.9", label="theorem window")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel("cosine with leading term (min over layers)")
+    axis.set_title(f"leading terms, {result['config']['corpus']}, lr={result['config']['lr']}")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, format=image_format)
+    plt.close(figure)
