@@ -80,11 +80,13 @@ def run(args) -> int:
         failed = [name for name, ok in result["size_conditions"].items() if not ok]
         if failed:
             print("size conditions of the theorem not met: " + ", ".join(failed))
-        print(f"{'weight':<6}  {'min cos (window)':>16}  {'min cos (all)':>13}  {'slope log err/log s*eta':>23}")
+        print(f"{'weight':<6}  {'min cos (window)':>16}  {'min cos (all)':>13}  "
+              f"{'slope of log rel.err vs log s*eta: all':>38}  {'later half':>10}")
         for name in ("W_O", "V", "W", "P"):
-            slope = result["relative_error_slope"][name]
+            slopes = [result[key][name] for key in ("relative_error_slope", "relative_error_slope_late")]
             print(f"{name:<6}  {_format(result['min_cosine_within_window'][name]):>16}  "
-                  f"{_format(result['min_cosine'][name]):>13}  {'n/a' if slope is None else f'{slope:.3f}':>23}")
+                  f"{_format(result['min_cosine'][name]):>13}  "
+                  + "  ".join(f"{'n/a' if v is None else f'{v:.3f}':>{w}}" for v, w in zip(slopes, (38, 10))))
         removal = result["causal_removal"]
         print(f"loss {result['initial_loss']:.4f} (init) -> {removal['trained']:.4f}; causal removal: "
               + "; ".join(f"{name} " + "/".join(f"{v:.4f}" for v in removal[name]) for name in ("W_O", "V", "W", "P")))

@@ -1,0 +1,141 @@
+"""The basis, associate, predict-weights and validate leading-terms commands, and their errors."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emergence.cli import main
+from numerics.basis_statistics import basis_statistics
+from numerics.story_corpus import PLANTED_ASSOCIATIONS
+
+TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
+
+
+def _one_error_line(capsys):
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("emergence: error: ")
+    return err[0]
+
+
+@pytest.fixture(scope="module")
+def small_text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("corpus") / "text.txt"
+    path.write_text("the cat sat on the mat . the dog sat on the log .\n\n" * 3 + "a cat and a dog .\n", encoding="utf-8")
+    return path
+
+
+def test_basis_writes_the_named_arrays(small_text, tmp_path, capsys):
+    out = tmp_path / "basis.npz"
+    assert main(["basis", str(small_text), "--T", "4", "--windows", "all", "--oov", "unk", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        assert {"B", "Sigma", "Phi", "G", "Q", "Delta", "vocab", "T", "N", "provenance"} <= set(data.files)
+        assert int(data["T"]) == 4 and data["Delta"].shape == (4,)
+        V = len(data["vocab"])
+        assert data["B"].shape == data["Q"].shape == (V, V)
+        assert np.allclose(data["Sigma"], data["B"].T @ data["B"])
+        assert np.allclose(data["G"], data["Sigma"] @ data["Phi"])
+        assert json.loads(str(data["provenance"]))["config"]["T"] == 4
+        assert data["vocab"][0] == "the"
+
+
+def test_associate_json_recovers_planted_associations(capsys):
+    assert main(["associate", "synthetic", "--query", "red", "fish", "Happy", "--top", "3", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["red"]["bigram"]) == set(PLANTED_ASSOCIATIONS["bigram"]["red"])
+    assert result["fish"]["context"][0] == "pond"
+    assert set(result["happy"]["interchangeability"]) <= set(PLANTED_ASSOCIATIONS["interchangeable"]["feelings"])
+
+
+@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
+def test_associate_on_tinystories_gives_the_papers_kind_of_neighbours(capsys):
+    argv = ["associate", str(TINYSTORIES), "--query", "red", "fish", "happy", "--vocab", "2000", "--T", "16",
+            "--top", "10", "--json", "-"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "balloon" in result["red"]["bigram"][:3]
+    assert {"sad", "excited"} <= set(result["happy"]["interchangeability"])
+    assert "catch" in result["fish"]["context"]
+    assert main(argv[:-2]) == 0
+    table = capsys.readouterr().out
+    assert "interchangeability" in table and "balloon" in table
+
+
+def test_predict_weights_scales_the_statistics(tmp_path, capsys):
+    basis, prediction = tmp_path / "b.npz", tmp_path / "p.npz"
+    common = ["synthetic", "--T", "64", "--seed", "2"]
+    assert main(["basis", *common, "--out", str(basis)]) == 0
+    assert main(["predict-weights", *common, "--steps", "4", "--lr", "0.01", "--layers", "2", "--out", str(prediction)]) == 0
+    assert "OUTSIDE the theorem's window (not V_at_least_500)" in capsys.readouterr().out
+    with np.load(basis) as b, np.load(prediction) as p:
+        assert np.allclose(p["W_O"], 4 * 0.01 * b["B"], rtol=1e-13, atol=0)
+        value = (b["B"] @ b["Phi"]).T
+        assert p["V_l"].shape == (2,) + value.shape and np.allclose(p["V_l"][1], 6 * 1e-4 * value)
+        c4 = 4 * 3 * 2 * 11 / 24 * 1e-8
+        assert np.allclose(p["W_l"][0], c4 * b["Q"]) and np.allclose(p["P_l"][1], c4 * b["Delta"])
+        assert float(p["bound_W_O"]) == pytest.approx(3 * 16 * 1e-4)
+        assert float(p["step_limit"]) == pytest.approx(min(5 / (8 * 8), 1 / 24) / 0.01)
+        assert not bool(p["within_window"])
+
+
+def test_validate_leading_terms_json(capsys):
+    assert main(["validate", "leading-terms", "--epochs", "3", "--max-sequences", "8", "--T", "16",
+                 "--layers", "1", "--device", "cpu", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["cosine"]) == {"W_O", "V", "W", "P"}
+    assert len(result["within_window"]) == 3 and len(result["cosine"]["V"][0]) == 3
+    assert set(result["causal_removal"]) == {"trained", "W_O", "V", "W", "P"}
+    assert result["provenance"]["seed"] == 0
+
+
+def test_validate_without_experiment_prints_help(capsys):
+    assert main(["validate"]) == 2
+    assert "leading-terms" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["basis", "{empty}", "--out", "{out}"], "is empty"),
+        (["basis", "{binary}", "--out", "{out}"], "not UTF-8"),
+        (["basis", "{missing}", "--out", "{out}"], "does not exist"),
+        (["basis", "synthetic", "--vocab", "1", "--out", "{out}"], "out of range"),
+        (["basis", "synthetic", "--vocab", "100000", "--out", "{out}"], "out of range"),
+        (["basis", "synthetic", "--T", "0", "--out", "{out}"], "sequence length"),
+        (["basis", "synthetic", "--T", "5000", "--out", "{out}"], "nothing left after filtering"),
+        (["associate", "synthetic", "--query", "dragon"], "not in the vocabulary"),
+        (["associate", "synthetic", "--query", "red fish"], "not a single"),
+        (["predict-weights", "synthetic", "--steps", "-1", "--lr", "0.1", "--layers", "1", "--out", "{out}"], "steps"),
+        (["predict-weights", "synthetic", "--steps", "1", "--lr", "0", "--layers", "1", "--out", "{out}"], "learning rate"),
+        (["validate", "leading-terms", "--lr", "-1"], "learning rate"),
+        (["validate", "leading-terms", "--lr", "1e70", "--epochs", "3", "--max-sequences", "4", "--T", "8"], "diverged"),
+    ],
+)
+def test_bad_input_ends_in_one_line_and_exit_2(argv, message, tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
+    (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00abc")
+    paths = {"empty": tmp_path / "empty.txt", "binary": tmp_path / "binary.txt",
+             "missing": tmp_path / "missing.txt", "out": tmp_path / "out.npz"}
+    assert main([part.format(**paths) for part in argv]) == 2
+    assert message in _one_error_line(capsys)
+    assert not (tmp_path / "out.npz").exists()
+
+
+def test_too_large_vocabulary_is_refused_before_allocating(monkeypatch, tmp_path, capsys):
+    import numerics.basis_statistics as module
+
+    monkeypatch.setattr(module, "available_memory_bytes", lambda: 1000)
+    assert main(["basis", "synthetic", "--out", str(tmp_path / "b.npz")]) == 2
+    assert "smaller --vocab" in _one_error_line(capsys)
+
+
+def test_statistics_in_the_file_match_a_direct_computation(tmp_path):
+    from numerics.corpus import load_corpus
+
+    out = tmp_path / "b.npz"
+    assert main(["basis", "synthetic", "--T", "32", "--seed", "5", "--out", str(out)]) == 0
+    corpus = load_corpus("synthetic", context_length=32, seed=5)
+    stats = basis_statistics(corpus.sequences, corpus.vocabulary.size)
+    with np.load(out) as data:
+        assert np.array_equal(data["Q"], stats.key_query) and int(data["N"]) == corpus.num_sequences

@@ -1,0 +1,68 @@
+"""Leading-term validation by training: cosines inside the window, decay outside, removal."""
+
+from pathlib import Path
+
+import pytest
+
+from validation.leading_terms.experiment import LeadingTermRun, project_off, run_leading_term_validation
+
+TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
+
+
+def _assert_aligned_within_window(result):
+    inside = result["within_window"]
+    assert sum(inside) >= 4
+    for name in ("W_O", "V", "W"):
+        for layer in result["cosine"][name]:
+            defined = [c for c, w in zip(layer, inside) if w and c is not None]
+            assert defined and min(defined) >= 0.999, (name, min(defined))
+
+
+def test_synthetic_corpus_weights_follow_the_leading_terms():
+    result = run_leading_term_validation(LeadingTermRun(epochs=6, max_sequences=32))
+    _assert_aligned_within_window(result)
+    assert result["steps"] == list(range(1, 7))
+    assert 0.5 < result["relative_error_slope"]["V"] < 2.5
+    removal = result["causal_removal"]
+    assert removal["W_O"][0] > removal["trained"]
+    assert len(removal["V"]) == len(removal["W"]) == 2
+
+
+@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
+def test_tinystories_weights_follow_the_leading_terms():
+    result = run_leading_term_validation(
+        LeadingTermRun(corpus=str(TINYSTORIES), vocab_size=200, epochs=6, max_sequences=32)
+    )
+    assert result["corpus"]["V"] == 200
+    _assert_aligned_within_window(result)
+
+
+def test_a_large_learning_rate_shows_the_decay():
+    """Far outside the window (s eta up to 60) the alignment decays, most for W."""
+    result = run_leading_term_validation(LeadingTermRun(lr=3.0, epochs=20, max_sequences=32))
+    assert not any(result["within_window"])
+    final = {name: min(layer[-1] for layer in result["cosine"][name]) for name in ("W_O", "V", "W")}
+    assert final["W"] < 0.95 and final["V"] < 0.99
+    early = min(layer[2] for layer in result["cosine"]["W"])
+    assert early > final["W"]
+    removal = result["causal_removal"]
+    assert removal["W_O"][0] - removal["trained"] > max(removal["W"]) - removal["trained"]
+
+
+def test_projection_removes_exactly_the_direction():
+    import torch
+
+    direction = torch.tensor([[1.0, 2.0], [0.0, -1.0]], dtype=torch.float64)
+    weight = 3 * direction + torch.tensor([[2.0, -1.0], [5.0, 0.0]], dtype=torch.float64)
+    projected = project_off(weight, direction)
+    assert float((projected * direction).sum()) == pytest.approx(0.0, abs=1e-12)
+    assert torch.allclose(weight - projected, 3 * direction)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
+@pytest.mark.parametrize("corpus", ["synthetic", str(TINYSTORIES)])
+def test_default_runs_stay_aligned_for_every_epoch(corpus):
+    result = run_leading_term_validation(LeadingTermRun(corpus=corpus, vocab_size=None if corpus == "synthetic" else 300))
+    _assert_aligned_within_window(result)
+    assert 0.8 < result["relative_error_slope_late"]["V"] < 1.3
