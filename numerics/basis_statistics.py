@@ -24,7 +24,9 @@ here M_{t\tau} = \bar G[y_t, x_\tau] - \mathrm{mean}_k \bar G[k, x_\tau] is gath
 directly, the Jacobian is applied as a row-centring, and everything is scattered with
 ``bincount``: two chunked passes of O(N T^2) time and O(chunk T^2 + V^2) memory
 (:mod:`numerics.basis_reference` is the literal construction, for tests).  \bar G is
-formed as \bar B^\top(\bar B\bar\Phi), never through \Sigma_{\bar B}.
+formed as \bar B^\top(\bar B\bar\Phi), never through \Sigma_{\bar B}, and with
+\bar B = S - u\mathbf 1^\top (S the sparse bigram counts / NT, at most NT entries;
+u_j = \sum_k S_{jk}/V) both products cost O(N T V + V^2) instead of O(V^3).
 
 Works with NumPy (default) and CuPy arrays (``xp=array_module("cupy")``).
 
@@ -49,7 +51,7 @@ from theory.errors import EmergenceError, InvalidSizeError
 
 DENSE_VOCABULARY_ARRAYS = 8
 """V x V float64 arrays alive at the peak (statistics, products, the bincount buffer)."""
-DEFAULT_CHUNK_ELEMENTS = 1 << 20
+DEFAULT_CHUNK_ELEMENTS = 1 << 21
 """Sequences per chunk are chosen so that chunk * T^2 stays below this."""
 
 
@@ -113,6 +115,15 @@ def _validated_tokens(sequences, vocab_size: int, xp):
     return tokens.astype(xp.int64)
 
 
+def _sparse_module(xp):
+    """``scipy.sparse`` for NumPy, ``cupyx.scipy.sparse`` for CuPy."""
+    if xp.__name__.startswith("cupy"):
+        import cupyx.scipy.sparse as sparse
+    else:
+        import scipy.sparse as sparse
+    return sparse
+
+
 def _chunks(count: int, context_length: int, chunk_elements: int):
     step = max(1, chunk_elements // (context_length * context_length))
     for start in range(0, count, step):
@@ -147,22 +158,32 @@ def basis_statistics(
     # sum_{t >= tau} 1/t: how much one occurrence at tau contributes to sum_t c_t
     prefix_weight = xp.cumsum(inverse_position[::-1])[::-1]
 
-    bigram_counts = xp.zeros(V * V, dtype=xp.float64)
     context_counts = xp.zeros(V * V, dtype=xp.float64)
     context_marginal = xp.zeros(V, dtype=xp.float64)
     for part in _chunks(count, T, chunk_elements):
         x, y = tokens[part, :-1], tokens[part, 1:]
-        bigram_counts += xp.bincount((x * V + y).ravel(), minlength=V * V)
         keys = y[:, rows] * V + x[:, columns]
         weights = xp.broadcast_to(pair_weights, keys.shape)
         context_counts += xp.bincount(keys.ravel(), weights=weights.ravel(), minlength=V * V)
         context_marginal += xp.bincount(
             x.ravel(), weights=xp.broadcast_to(prefix_weight, x.shape).ravel(), minlength=V
         )
-    bigram_counts = bigram_counts.reshape(V, V)
-    bigram = (bigram_counts - bigram_counts.sum(axis=1, keepdims=True) / V) / positions
+    # duplicate (current, next) pairs are summed when the matrix is built
+    counts = _sparse_module(xp).csr_matrix(
+        (xp.full(positions, 1.0 / positions), (tokens[:, :-1].ravel(), tokens[:, 1:].ravel())), shape=(V, V)
+    )
+    row_mass = xp.asarray(counts.sum(axis=1)).ravel() / V
+    bigram = counts.toarray() - row_mass[:, None]
     context = (context_counts.reshape(V, V) - context_marginal[None, :] / V) / positions
-    composed = bigram.T @ (bigram @ context)
+    # B = S - u 1^T with S sparse (at most N T entries): G = B^T (B Phi) in O(N T V + V^2)
+    bigram_context = counts @ context - row_mass[:, None] * context.sum(axis=0)[None, :]
+    composed = counts.T @ bigram_context - xp.ones((V, 1)) * (row_mass @ bigram_context)[None, :]
+    if include_interchangeability:
+        # B^T B = S^T B - 1 (u^T B), symmetrised (equal in exact arithmetic)
+        product = counts.T @ bigram - xp.ones((V, 1)) * (row_mass @ bigram)[None, :]
+        interchangeability = (product + product.T) / 2
+    else:
+        interchangeability = None
 
     mean_row = composed.mean(axis=0)
     causal = xp.tril(xp.ones((T, T), dtype=xp.float64))
@@ -181,7 +202,7 @@ def basis_statistics(
 
     return BasisStatistics(
         bigram=bigram,
-        interchangeability=bigram.T @ bigram if include_interchangeability else None,
+        interchangeability=interchangeability,
         context=context,
         composed=composed,
         key_query=key_query.reshape(V, V) / positions,

@@ -28,8 +28,9 @@ def test_sum_rules_and_symmetry(corpus):
     assert np.abs(stats.key_query.sum(axis=1)).max() <= 1e-12 * max(_scale(stats.key_query), 1e-300) * V
     assert abs(stats.positional.sum()) <= 1e-12 * max(_scale(stats.positional), 1e-300) * sequences.shape[1]
     sigma = stats.interchangeability
-    assert np.array_equal(sigma, sigma.T) or np.abs(sigma - sigma.T).max() <= 1e-15 * scale**2
-    assert np.linalg.eigvalsh((sigma + sigma.T) / 2).min() >= -1e-14 * max(_scale(sigma), 1e-300)
+    assert np.array_equal(sigma, sigma.T)
+    # eigenvalues carry absolute round-off of order eps V |S| |B| with |S| <= 1 (the counts / NT)
+    assert np.linalg.eigvalsh(sigma).min() >= -1e-14 * V * scale
 
 
 @settings(max_examples=30)
