@@ -28,6 +28,14 @@ def test_synthetic_corpus_weights_follow_the_leading_terms():
     assert len(removal["V"]) == len(removal["W"]) == 2
 
 
+def test_markov_corpus_weights_follow_the_leading_terms():
+    result = run_leading_term_validation(
+        LeadingTermRun(corpus="markov", vocab_size=48, epochs=5, max_sequences=32, layers=1)
+    )
+    assert result["corpus"]["V"] == 48
+    _assert_aligned_within_window(result)
+
+
 @pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
 def test_tinystories_weights_follow_the_leading_terms():
     result = run_leading_term_validation(

@@ -22,8 +22,9 @@ def _default_device() -> str:
 
 
 def add_arguments(parser):
-    parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic",
-                        help="UTF-8 text file, or 'synthetic' (the built-in story corpus; default)")
+    parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
+                        help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
+                             "or 'markov' (a seeded random Markov chain)")
     parser.add_argument("--layers", type=int, default=2, metavar="L", help="attention layers (default 2)")
     parser.add_argument("--lr", type=float, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
     parser.add_argument("--epochs", type=int, default=20, metavar="N", help="epochs (default 20)")

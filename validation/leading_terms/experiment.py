@@ -34,19 +34,21 @@ import torch
 
 from numerics.basis_statistics import BasisStatistics, basis_statistics
 from numerics.corpus import TokenCorpus, load_corpus
-from numerics.leading_weights import (
-    COMPONENTS,
-    size_conditions,
-    step_coefficients,
-    step_limit,
-)
+from numerics.leading_weights import COMPONENTS, size_conditions, step_coefficients, step_limit
+from numerics.markov_corpus import random_markov_chain, sample_markov_windows
+from numerics.vocabulary import Vocabulary
 from theory.errors import DivergenceError, EmergenceError, InvalidSizeError
 from validation.leading_terms.model import LeadingTermTransformer
 
 
 @dataclass(frozen=True)
 class LeadingTermRun:
-    """Configuration of one validation run (``corpus``: a file path or ``synthetic``)."""
+    """Configuration of one validation run.
+
+    ``corpus``: a UTF-8 file, ``synthetic`` (the story corpus of
+    :mod:`numerics.story_corpus`) or ``markov`` (a seeded random Markov chain with
+    ``vocab_size`` states, default 64).
+    """
 
     corpus: str = "synthetic"
     layers: int = 2
@@ -87,7 +89,22 @@ def project_off(weight: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
     return weight - (weight.flatten() @ direction.flatten()) / scale * direction
 
 
+MARKOV_SOURCE = "markov"
+DEFAULT_MARKOV_VOCABULARY = 64
+
+
+def _markov_windows(config: LeadingTermRun) -> TokenCorpus:
+    """Windows of a seeded random Markov chain (Dirichlet(0.3) rows), tokens named m0, m1, ..."""
+    size = config.vocab_size or DEFAULT_MARKOV_VOCABULARY
+    chain = random_markov_chain(size, seed=config.seed)
+    windows = sample_markov_windows(chain, config.max_sequences, config.context_length, seed=config.seed)
+    vocabulary = Vocabulary(tuple(f"m{i}" for i in range(size)), "drop")
+    return TokenCorpus(windows, vocabulary, config.context_length, config.max_sequences, config.max_sequences)
+
+
 def _training_windows(config: LeadingTermRun) -> TokenCorpus:
+    if config.corpus == MARKOV_SOURCE:
+        return _markov_windows(config)
     corpus = load_corpus(
         config.corpus,
         tokenizer_name=config.tokenizer,
