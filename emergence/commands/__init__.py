@@ -3,6 +3,7 @@
 COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
+    "emergence.commands.bench",
     "emergence.commands.basis",
     "emergence.commands.associate",
     "emergence.commands.predict_weights",
