@@ -168,10 +168,10 @@ def basis_statistics(
         context_marginal += xp.bincount(
             x.ravel(), weights=xp.broadcast_to(prefix_weight, x.shape).ravel(), minlength=V
         )
-    # duplicate (current, next) pairs are summed when the matrix is built
-    counts = _sparse_module(xp).csr_matrix(
+    # duplicate (current, next) pairs are summed when the COO matrix becomes CSR
+    counts = _sparse_module(xp).coo_matrix(
         (xp.full(positions, 1.0 / positions), (tokens[:, :-1].ravel(), tokens[:, 1:].ravel())), shape=(V, V)
-    )
+    ).tocsr()
     row_mass = xp.asarray(counts.sum(axis=1)).ravel() / V
     bigram = counts.toarray() - row_mass[:, None]
     context = (context_counts.reshape(V, V) - context_marginal[None, :] / V) / positions

@@ -42,7 +42,7 @@ def add_arguments(parser):
 
 
 def _format(value) -> str:
-    return "n/a" if value is None else f"{value:.7f}"
+    return "n/a" if value is None else f"{value:.10f}"
 
 
 def run(args) -> int:
