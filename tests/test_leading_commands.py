@@ -79,9 +79,11 @@ def test_predict_weights_scales_the_statistics(tmp_path, capsys):
         assert not bool(p["within_window"])
 
 
-def test_validate_leading_terms_json(capsys):
+def test_validate_leading_terms_json_and_plot(tmp_path, capsys):
+    plot = tmp_path / "cosines.png"
     assert main(["validate", "leading-terms", "--epochs", "3", "--max-sequences", "8", "--T", "16",
-                 "--layers", "1", "--device", "cpu", "--json", "-"]) == 0
+                 "--layers", "1", "--device", "cpu", "--json", "-", "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     result = json.loads(capsys.readouterr().out)
     assert set(result["cosine"]) == {"W_O", "V", "W", "P"}
     assert len(result["within_window"]) == 3 and len(result["cosine"]["V"][0]) == 3

@@ -96,3 +96,17 @@ def test_kernels_broadcast_over_arrays():
     output, value, key_query = kernels.leading_coefficients(steps, 0.1)
     assert output.shape == value.shape == key_query.shape == (5,)
     assert importlib.import_module("numerics.kernels.leading_terms").__all__.count("leading_coefficients") == 1
+
+
+def test_one_layer_models_use_the_one_layer_constants_and_window():
+    from numerics.leading_weights import error_bounds, size_conditions, step_limit, within_step_window
+
+    one, two = error_bounds(2, 0.1, 64, layers=1), error_bounds(2, 0.1, 64, layers=2)
+    assert float(one["V"]) == pytest.approx(4 * 8e-3) and float(two["V"]) == pytest.approx(12 * 8e-3)
+    assert float(one["P"]) == pytest.approx(6 * 32e-5 * 64) and float(two["W"]) == pytest.approx(13 * 32e-5 * 64)
+    assert step_limit(0.01, 256, 1) == pytest.approx(3 / (8 * 256 ** (3 / 8)) / 0.01)
+    assert within_step_window(4, 0.01, 64, 2) and not within_step_window(5, 0.01, 64, 2)
+    assert size_conditions(500, 64, 2) == {
+        "T_at_least_60": True, "V_at_least_500": True, "layers_at_most_sqrt_T_over_4": True,
+    }
+    assert not size_conditions(499, 59, 3)["layers_at_most_sqrt_T_over_4"]
