@@ -91,6 +91,20 @@ def test_validate_leading_terms_json_and_plot(tmp_path, capsys):
     assert result["provenance"]["seed"] == 0
 
 
+def test_associate_json_file_has_provenance_beside_it(tmp_path, capsys):
+    out = tmp_path / "assoc.json"
+    assert main(["associate", "synthetic", "--query", "bear", "--top", "2", "--json", str(out)]) == 0
+    assert set(json.loads(out.read_text())) == {"bear"}
+    record = json.loads((tmp_path / "assoc.json.provenance.json").read_text())
+    assert record["config"]["query"] == ["bear"] and record["seed"] == 0
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the error on machines without a GPU")
+def test_cuda_request_without_gpu_is_a_clear_error(capsys):
+    assert main(["validate", "leading-terms", "--device", "cuda", "--epochs", "1"]) == 2
+    assert "no GPU" in _one_error_line(capsys)
+
+
 def test_validate_without_experiment_prints_help(capsys):
     assert main(["validate"]) == 2
     assert "leading-terms" in capsys.readouterr().out

@@ -57,6 +57,14 @@ def test_a_large_learning_rate_shows_the_decay():
     assert removal["W_O"][0] - removal["trained"] > max(removal["W"]) - removal["trained"]
 
 
+def test_minibatch_sgd_counts_every_step():
+    result = run_leading_term_validation(
+        LeadingTermRun(epochs=2, max_sequences=16, batch_size=8, context_length=32, layers=1)
+    )
+    assert result["steps"] == [2, 4]
+    assert min(result["cosine"]["W_O"][0]) > 0.99
+
+
 def test_projection_removes_exactly_the_direction():
     import torch
 

@@ -3,7 +3,8 @@
 bigram: row of B (what follows the query); interchangeability: row of Sigma = B^T B
 (tokens preceded by the same tokens); context: row of Phi (tokens whose earlier presence
 predicts the query).  Output: a table, or with --json the object
-{query: {bigram: [...], interchangeability: [...], context: [...]}}.
+{query: {bigram: [...], interchangeability: [...], context: [...]}}; a JSON file gets
+its provenance (configuration, versions, seed) beside it in PATH.provenance.json.
 """
 
 from __future__ import annotations
@@ -53,12 +54,14 @@ def run(args) -> int:
     result = {q: {kind: [t for t, _ in pairs] for kind, pairs in kinds.items()} for q, kinds in scores.items()}
     if args.json is not None:
         config = {**corpus_config(args), "query": queries, "top": args.top}
-        record = {**result, "_provenance": provenance(config, args.seed if args.corpus == "synthetic" else None)}
         if args.json == "-":
             sys.stdout.write(to_json_text(result))
         else:
-            write_json_atomic(Path(args.json), record)
-            print(f"wrote associations of {len(queries)} queries to {args.json}")
+            path = Path(args.json)
+            write_json_atomic(path, result)
+            sidecar = path.with_name(path.name + ".provenance.json")
+            write_json_atomic(sidecar, provenance(config, args.seed if args.corpus == "synthetic" else None))
+            print(f"wrote associations of {len(queries)} queries to {path} (provenance in {sidecar})")
         return 0
     print(f"V={len(tokens)}, T={corpus.context_length}, N={corpus.num_sequences} windows")
     for query, kinds in scores.items():
