@@ -67,7 +67,15 @@ def run(args) -> int:
         seed=args.seed,
         device=args.device or _default_device(),
     )
-    result = run_leading_term_validation(config)
+    from tqdm import tqdm
+
+    with tqdm(total=config.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
+
+        def progress(done: int, total: int, loss: float) -> None:
+            bar.set_postfix(loss=f"{loss:.4f}")
+            bar.update(1)
+
+        result = run_leading_term_validation(config, progress=progress)
     result["provenance"] = provenance(result["config"], args.seed)
     if args.json == "-":
         sys.stdout.write(to_json_text(result))

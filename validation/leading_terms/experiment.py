@@ -204,7 +204,10 @@ def causal_removal(model: LeadingTermTransformer, windows: torch.Tensor, directi
 
 
 def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[str, Any]:
-    """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary."""
+    """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary.
+
+    ``progress(epoch, epochs, loss)`` is called after every epoch when given.
+    """
     if config.epochs < 1 or config.layers < 1 or config.max_sequences < 1:
         raise InvalidSizeError("epochs, layers and max_sequences must be at least 1")
     if not (config.lr > 0 and math.isfinite(config.lr)):
