@@ -48,17 +48,20 @@ from theory.errors import DivergenceError
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:
-    """Mask of the interior grid points below all their axis neighbours.
+    """Mask of the grid points below all their axis neighbours (outside the grid counts as +inf).
 
     ``values`` has shape ``(n_1, ..., n_k, n_P)``: a ``k``-dimensional grid for every ``P``.
+    A point on the grid's edge qualifies, so that Newton can follow a minimum that lies
+    between the edge row and the next one.
     """
-    mask = np.ones(values.shape, dtype=bool)
+    finite = np.where(np.isfinite(values), values, np.inf)
+    mask = np.isfinite(values)
     for axis in range(values.ndim - 1):
-        moved = np.moveaxis(values, axis, 0)
-        local = np.zeros(moved.shape, dtype=bool)
-        local[1:-1] = (moved[1:-1] < moved[:-2]) & (moved[1:-1] <= moved[2:])
+        moved = np.moveaxis(finite, axis, 0)
+        padded = np.concatenate([np.full_like(moved[:1], np.inf), moved, np.full_like(moved[:1], np.inf)])
+        local = (moved < padded[:-2]) & (moved <= padded[2:])
         mask &= np.moveaxis(local, 0, axis)
-    return mask & np.isfinite(values)
+    return mask
 
 
 def _safe(function, *args):
@@ -70,13 +73,17 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
     r"""Saddle-free Newton with backtracking from every column of ``y`` (shape ``(k, n)``).
 
     Returns ``(y, converged)``; ``P`` broadcasts against ``y[0]``.  A column has converged
-    when its last full Newton step was below ``tolerance * (1 + |y|)``.
+    when its last full Newton step was below ``tolerance * (1 + |y|)``, or when, close to a
+    minimum (positive-definite Hessian, step below ``1e-6``), full steps stop shrinking at a
+    size below ``1e-7``: the rounding floor of an ill-conditioned action.  Close to a minimum
+    full steps are taken without line search (action differences are rounding noise there).
     """
     y = np.array(y, dtype=float)
     P = np.broadcast_to(np.asarray(P, dtype=float), y.shape[1:]).copy()
     low, high = action.bounds[:, 0:1], action.bounds[:, 1:2]
     converged = np.zeros(y.shape[1], dtype=bool)
     done = np.zeros(y.shape[1], dtype=bool)
+    previous = np.full(y.shape[1], np.inf)
     for _ in range(iterations):
         active = ~done
         if not active.any():
@@ -93,26 +100,27 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         along = np.einsum("nki,kn->ni", eigenvectors, gradient) / np.maximum(np.abs(eigenvalues), floor)
         step = -np.einsum("nki,ni->kn", eigenvectors, along)
         slope = np.einsum("kn,kn->n", gradient, step)
+        size = np.abs(step).max(axis=0) / (1 + np.abs(ya).max(axis=0))
+        quadratic = (eigenvalues[:, 0] > 0) & (size <= 1e-6)
         scale = np.ones(step.shape[1])
-        accepted = np.zeros(step.shape[1], dtype=bool)
-        trial = ya.copy()
+        accepted = quadratic.copy()
+        trial = np.where(quadratic, np.clip(ya + step, low, high), ya)
         for _halving in range(60):
-            pending = ~accepted
-            candidate = np.clip(ya + scale * step, low, high)
-            S1 = _safe(action.value, candidate, Pa)
-            ok = np.isfinite(S1) & (S1 <= S0 + 1e-4 * scale * slope + 1e-13 * np.abs(S0))
-            take = pending & ok
-            trial = np.where(take, candidate, trial)
-            accepted |= take
             if accepted.all():
                 break
+            candidate = np.clip(ya + scale * step, low, high)
+            S1 = _safe(action.value, candidate, Pa)
+            take = ~accepted & np.isfinite(S1) & (S1 <= S0 + 1e-4 * scale * slope + 1e-13 * np.abs(S0))
+            trial = np.where(take, candidate, trial)
+            accepted |= take
             scale = np.where(accepted, scale, 0.5 * scale)
         y[:, active] = np.where(accepted, trial, ya)
-        size = np.abs(step).max(axis=0) / (1 + np.abs(ya).max(axis=0))
-        finished = (size <= tolerance) | ~accepted
+        stalled = quadratic & (size >= 0.5 * previous[active]) & (size <= 1e-7)
+        finished = (size <= tolerance) | ~accepted | stalled
         position = np.flatnonzero(active)
-        converged[position[finished]] = size[finished] <= np.where(accepted[finished], tolerance, 1e-6)
+        converged[position[finished]] = ((size <= tolerance) | stalled | (size <= 1e-6))[finished]
         done[position[finished]] = True
+        previous[position] = size
     return y, converged
 
 
