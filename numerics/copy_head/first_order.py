@@ -27,7 +27,7 @@ at :math:`P = 2 \mp 8/(3\sqrt3)`:
 ...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 2) * y[0]
 ...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 2)[None]
 ...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
-...     def start_points(self, points=201): return np.linspace(-2, 2, points)[None]
+...     def start_axes(self, points=201): return (np.linspace(-2, 2, points),)
 >>> P = np.linspace(0.0, 4.0, 81)[1:]
 >>> minima = local_minima(DoubleWell(), P)
 >>> round(coexistence_point(DoubleWell(), minima), 12)

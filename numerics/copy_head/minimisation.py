@@ -2,13 +2,16 @@ r"""Local and global minima of a reduced action at many values of ``P`` at once 
 
 Method (vectorised over the ``P`` grid and over starting points):
 
-1. evaluate :math:`S(y; P)` on a grid of starting points for every ``P`` (one kernel call
-   on an array of shape ``(points, len(P))``) and keep the grid's discrete local minima;
+1. evaluate :math:`S(y; P)` on a tensor grid of starting points (``action.start_axes()``)
+   for every ``P`` (one kernel call on an array of shape ``(points, len(P))``) and keep the
+   grid's discrete local minima;
 2. polish every candidate with saddle-free Newton steps
    :math:`\delta = -\sum_i v_i (v_i\cdot\nabla S)/\max(|\lambda_i|, \epsilon)` (eigenpairs of the
    Hessian) and Armijo backtracking, all candidates in one batch;
-3. keep the candidates that converged to a point with a positive-definite Hessian, merge
-   duplicates, and take the lowest action per ``P`` as the global minimum.
+3. keep the candidates that converged to a point with a positive-definite Hessian;
+4. continuation: polish every minimum found at ``P[i]`` again at ``P[i-1]`` and ``P[i+1]``
+   (catches basins the start grid missed at a neighbouring ``P``);
+5. merge duplicates and take the lowest action per ``P`` as the global minimum.
 
 A minimum is found when the start grid resolves its basin (a basin narrower than the grid
 spacing can be missed: refine the grid with ``points``).  Minima on the edge of the action's
@@ -30,7 +33,7 @@ the tilt picks the global one.
 ...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 1) * y[0]
 ...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 1)[None]
 ...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
-...     def start_points(self, points=101): return np.linspace(-2, 2, points)[None]
+...     def start_axes(self, points=101): return (np.linspace(-2, 2, points),)
 >>> minima = local_minima(DoubleWell(), np.array([0.5, 1.5]))
 >>> minima.count().tolist()
 [2, 2]
@@ -194,6 +197,16 @@ def _leave_saddles(action, y, converged, P, P_index):
             np.concatenate([converged[~saddle], ok]), np.concatenate([P_index[~saddle], index]))
 
 
+def _polished_minima(action, starts, P, P_index):
+    """Polish ``starts`` at ``P[P_index]``; keep converged interior points with a positive Hessian."""
+    y, converged = newton_polish(action, starts, P[P_index])
+    y, converged, P_index = _leave_saddles(action, y, converged, P, P_index)
+    y = action.canonical(y)
+    inside = np.all((y > action.bounds[:, :1] + 1e-9) & (y < action.bounds[:, 1:] - 1e-9), axis=0)
+    keep = converged & inside & (_smallest_curvature(action, y, P[P_index])[0] >= 0)
+    return y[:, keep], P_index[keep]
+
+
 def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     """All local minima of ``action`` at each value of ``P`` (see the module docstring).
 
@@ -202,20 +215,21 @@ def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     P = np.atleast_1d(np.asarray(P, dtype=float))
     if not np.all(np.isfinite(P)) or np.any(P <= 0):
         raise DivergenceError("P must be positive and finite")
-    starts = action.start_points() if points is None else action.start_points(points)
-    k, n_starts = starts.shape
+    axes = action.start_axes() if points is None else action.start_axes(points)
+    starts = np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")])
     values = _safe(action.value, starts[:, :, None], P[None, :])
     if not np.isfinite(values).any(axis=0).all():
         raise DivergenceError("the reduced action is not finite anywhere on the start grid")
-    grid_shape = (round(n_starts ** (1 / k)),) * k
-    candidates = discrete_minima(values.reshape(*grid_shape, len(P))).reshape(n_starts, len(P))
+    grid_shape = tuple(len(axis) for axis in axes)
+    candidates = discrete_minima(values.reshape(*grid_shape, len(P))).reshape(starts.shape[1], len(P))
     start_index, P_index = np.nonzero(candidates)
-    y, converged = newton_polish(action, starts[:, start_index], P[P_index])
-    y, converged, P_index = _leave_saddles(action, y, converged, P, P_index)
-    y = action.canonical(y)
-    inside = np.all((y > action.bounds[:, :1] + 1e-9) & (y < action.bounds[:, 1:] - 1e-9), axis=0)
-    keep = converged & inside & (_smallest_curvature(action, y, P[P_index])[0] >= 0)
-    y, P_index = y[:, keep], P_index[keep]
+    y, P_index = _polished_minima(action, starts[:, start_index], P, P_index)
+    neighbours = np.concatenate([P_index - 1, P_index + 1])
+    inside_grid = (neighbours >= 0) & (neighbours < len(P))
+    seeds = np.concatenate([y, y], axis=1)[:, inside_grid]
+    y_seeded, P_seeded = _polished_minima(action, seeds, P, neighbours[inside_grid])
+    y = np.concatenate([y, y_seeded], axis=1)
+    P_index = np.concatenate([P_index, P_seeded])
     S = _safe(action.value, y, P[P_index])
     y, S, P_index = _merge_duplicates(y, S, P_index, 1e-6)
     return LocalMinima(P, y, S, P_index)

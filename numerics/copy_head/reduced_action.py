@@ -140,10 +140,14 @@ class LinearAction:
         c1, cG = self.order_parameters(y)
         return self.kernels.linear_test_loss(c1, cG, self.L, self.V)
 
-    def start_points(self, points: int = 25) -> np.ndarray:
-        """A ``points x points`` grid over :attr:`bounds`, shape ``(2, points**2)``."""
-        axes = [np.linspace(lo, hi, points) for lo, hi in self.bounds]
-        return np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")])
+    def start_axes(self, points: int = 20) -> tuple[np.ndarray, np.ndarray]:
+        """Start values of each coordinate: 0 and log-spaced magnitudes from 1e-4 to the box edges."""
+        axes = []
+        for low, high in self.bounds:
+            positive = np.geomspace(1e-4, high, points)
+            negative = -np.geomspace(1e-4, -low, max(points // 2, 2))[::-1]
+            axes.append(np.concatenate([negative, [0.0], positive]))
+        return tuple(axes)
 
 
 class SoftmaxAction:
@@ -208,9 +212,9 @@ class SoftmaxAction:
     def test_loss(self, y):
         return self.kernels.softmax_test_loss(self.attention_on_previous(y[0]), self.L, self.V)
 
-    def start_points(self, points: int = 400) -> np.ndarray:
-        """Evenly spaced ``u`` over :attr:`bounds`, shape ``(1, points)``."""
-        return np.linspace(*self.bounds[0], points)[None]
+    def start_axes(self, points: int = 400) -> tuple[np.ndarray]:
+        """Evenly spaced ``u`` over :attr:`bounds`."""
+        return (np.linspace(*self.bounds[0], points),)
 
 
 def reduced_action(attention: str, L, V, convention=None, kernels=None):

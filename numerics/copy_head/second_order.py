@@ -25,7 +25,7 @@ A toy Landau action :math:`S = \tfrac12 (1 - P)\,y^2 + \tfrac14 y^4` has :math:`
 ...     def gradient(self, y, P): return ((1 - P) * y[0] + y[0] ** 3)[None]
 ...     def hessian(self, y, P): return (1 - P + 3 * y[0] ** 2)[None, None]
 ...     def order_parameters(self, y): return y[0], 0 * y[0]
-...     def start_points(self, points=61): return np.linspace(-3, 3, points)[None]
+...     def start_axes(self, points=61): return (np.linspace(-3, 3, points),)
 >>> round(second_order_point(Landau(), 0.1, 10.0), 12)
 1.0
 >>> round(critical_exponent(Landau(), 1.0)["beta"], 6)
