@@ -21,7 +21,7 @@ Example
 ...                 "a toy kernel", {"x": (0.1, 10.0, "log"), "y": (-1.0, 1.0, "uniform")})
 >>> print(kernel_body(kernel))  # doctest: +NORMALIZE_WHITESPACE
     x0 = xp.log(x)
-    value = x0**2 + x0*xp.exp(y)
+    value = x0*(x0 + xp.exp(y))
     return value
 """
 
@@ -32,7 +32,7 @@ from typing import Literal, Mapping
 
 import sympy as sp
 from sympy.printing.numpy import NumPyPrinter, _known_constants_numpy, _known_functions_numpy
-from sympy.printing.pycode import _print_known_const, _print_known_func
+from sympy.printing.pycode import MpmathPrinter, _print_known_const, _print_known_func
 
 CODEGEN_VERSION = "1"
 """Bumped whenever the printed text changes for an unchanged expression."""
@@ -157,6 +157,38 @@ for _name in SPECIAL_FUNCTIONS:
     setattr(ArrayModulePrinter, f"_print_{_name}", ArrayModulePrinter._print_special)
 
 
+class MpmathContextPrinter(MpmathPrinter):
+    """mpmath printer whose functions go through a context ``ctx`` bound at call time.
+
+    A context (``mpmath.mp.clone()`` with its own ``dps``) keeps the working precision
+    local to the caller, as engineering practice for mpmath asks; rationals print as
+    ``ctx.mpf(p)/ctx.mpf(q)`` so they carry the context's precision.
+    """
+
+    def _module_format(self, fqn, register=True):
+        if fqn.startswith("mpmath."):
+            return "ctx." + fqn[len("mpmath."):]
+        return super()._module_format(fqn, register)
+
+    def _print_LambertW(self, expr):
+        branch = self._print(expr.args[1]) if len(expr.args) > 1 else "0"
+        return f"ctx.re(ctx.lambertw({self._print(expr.args[0])}, {branch}))"
+
+    def _print_logaddexp(self, expr):
+        first, second = (self._print(a) for a in expr.args)
+        return f"ctx.log(ctx.exp({first}) + ctx.exp({second}))"
+
+    def _print_polygamma(self, expr):
+        order, argument = expr.args
+        return f"ctx.polygamma({self._print(order)}, {self._print(argument)})"
+
+    def _print_Max(self, expr):
+        return f"max({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_Min(self, expr):
+        return f"min({', '.join(self._print(a) for a in expr.args)})"
+
+
 _SPECIAL_PROLOGUE = {
     "xp": '''def _namespaces(xp):
     """The array module (NumPy unless given) and its special-function module."""
@@ -205,11 +237,17 @@ def _uses_special(kernels: tuple[Kernel, ...]) -> bool:
     return any("special." in kernel_body(k, printer) for k in kernels)
 
 
-def kernel_body(kernel: Kernel, printer: ArrayModulePrinter | None = None) -> str:
-    """The indented body (CSE assignments, outputs, ``return``) of one kernel function."""
+def kernel_body(kernel: Kernel, printer: ArrayModulePrinter | MpmathContextPrinter | None = None) -> str:
+    """The indented body (CSE assignments, outputs, ``return``) of one kernel function.
+
+    For array printers, symbol-free constants are folded to float literals first; the
+    mpmath printer keeps them exact so they follow the context's precision.
+    """
     printer = printer or ArrayModulePrinter()
     names = [n for n, _ in kernel.outputs]
-    expressions = [_numeric_constants_to_floats(sp.sympify(e)) for _, e in kernel.outputs]
+    expressions = [sp.sympify(e) for _, e in kernel.outputs]
+    if isinstance(printer, ArrayModulePrinter):
+        expressions = [_numeric_constants_to_floats(e) for e in expressions]
     reserved = {a.name for a in kernel.arguments} | set(names)
     temporaries = (sp.Symbol(f"x{i}") for i in range(10**6) if f"x{i}" not in reserved)
     replacements, reduced = sp.cse(expressions, symbols=temporaries, optimizations="basic")
@@ -247,11 +285,24 @@ def kernel_source(kernel: Kernel, backend: Backend = "xp") -> str:
     return f"{signature}\n{_docstring(kernel)}\n{binding}{converted}\n{kernel_body(kernel)}\n"
 
 
+def mpmath_twin_source(kernel: Kernel) -> str:
+    """The source of ``<name>_mp(args, *, ctx)``: the same outputs evaluated in an mpmath context."""
+    arguments = ", ".join(a.name for a in kernel.arguments)
+    converted = "\n".join(f"    {a.name} = ctx.mpf({a.name})" for a in kernel.arguments)
+    docstring = (
+        f'    """mpmath twin of :func:`{kernel.name}`, evaluated at the precision of ``ctx`` '
+        '(e.g. ``mpmath.mp.clone()``)."""'
+    )
+    body = kernel_body(kernel, MpmathContextPrinter())
+    return f"def {kernel.name}_mp({arguments}, *, ctx):\n{docstring}\n{converted}\n{body}\n"
+
+
 def module_source(module: KernelModule, backend: Backend = "xp") -> str:
     """Full text of a generated module: header, prologue, kernels, ``__all__``.
 
     ``backend="xp"`` gives the project-internal form (``xp=`` keyword, NumPy default);
     ``"numpy"``/``"cupy"`` give exported modules that import that library at the top.
+    Every kernel ``f`` comes with an mpmath twin ``f_mp(..., ctx=...)`` that imports nothing.
     """
     if backend not in ("xp", *BACKENDS):
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -263,6 +314,8 @@ def module_source(module: KernelModule, backend: Backend = "xp") -> str:
         "`python -m theory.kernel_registry`.\n"
     )
     docstring = f'"""Generated kernels from ``{module.origin}``: {", ".join(k.name for k in module.kernels)}."""\n'
-    names = ", ".join(repr(k.name) for k in module.kernels)
-    body = "\n\n".join(kernel_source(k, backend) for k in module.kernels)
+    names = ", ".join(f"{k.name!r}, {k.name + '_mp'!r}" for k in module.kernels)
+    body = "\n\n".join(
+        f"{kernel_source(k, backend)}\n\n{mpmath_twin_source(k)}" for k in module.kernels
+    )
     return f"{header}{docstring}\n{prologues[backend]}\n\n{body}\n\n__all__ = [{names}]\n"
