@@ -21,7 +21,7 @@ Example
 ...                 "a toy kernel", {"x": (0.1, 10.0, "log"), "y": (-1.0, 1.0, "uniform")})
 >>> print(kernel_body(kernel))  # doctest: +NORMALIZE_WHITESPACE
     x0 = xp.log(x)
-    value = x0**2 + x0*xp.exp(y)
+    value = x0*(x0 + xp.exp(y))
     return value
 """
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from theory.codegen import Backend, KernelModule, module_source
 
-KERNEL_SOURCES: tuple[str, ...] = ()
+KERNEL_SOURCES: tuple[str, ...] = (
+    "theory.copy_head.kernels",
+)
 """Dotted names of the theory modules that define ``kernel_modules()``."""
 
 COMMITTED_KERNELS_DIR = Path(__file__).resolve().parent.parent / "numerics" / "kernels"

@@ -1,0 +1,41 @@
+"""Run the benchmark suite: the engine against the straightforward alternative, side by side.
+
+Prints a table of ratios (median and spread over repeats) and writes the records as JSON.
+Not part of the tests; timings are machine-dependent, ratios less so.
+"""
+
+from __future__ import annotations
+
+import sys
+
+NAME = "bench"
+HELP = "benchmark the engine against the straightforward alternatives (ratios with spread)"
+
+
+def add_arguments(parser):
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    parser.add_argument("--json", metavar="PATH|-", help="write the records as JSON ('-' for stdout)")
+    parser.add_argument("--only", metavar="NAME", help="run only the benchmark modules whose name contains NAME")
+
+
+def run(args) -> int:
+    import importlib
+
+    from benchmarks import BENCHMARK_MODULES
+    from benchmarks.harness import format_table
+    from numerics.io import provenance, to_json_text, write_json_atomic
+
+    records = []
+    for dotted in BENCHMARK_MODULES:
+        if args.only and args.only not in dotted:
+            continue
+        print(f"running {dotted} ...", file=sys.stderr)
+        records.extend(importlib.import_module(dotted).run(quick=args.quick))
+    print(format_table(records), file=sys.stderr if args.json == "-" else sys.stdout)
+    if args.json:
+        document = {"records": records, "provenance": provenance({"quick": args.quick, "only": args.only}, seed=None)}
+        if args.json == "-":
+            sys.stdout.write(to_json_text(document))
+        else:
+            write_json_atomic(args.json, document)
+    return 0

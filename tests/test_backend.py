@@ -1,0 +1,41 @@
+"""Array-backend selection: NumPy default, CuPy only with a GPU that answers."""
+
+import numpy as np
+import pytest
+
+from numerics.backend import array_module, cupy_status, namespace_of, to_numpy
+from theory.errors import BackendUnavailableError
+
+
+def test_numpy_is_the_default():
+    assert array_module() is np
+
+
+def test_unknown_backend_is_a_one_line_error():
+    with pytest.raises(BackendUnavailableError) as error:
+        array_module("jax")
+    assert "\n" not in str(error.value) and "numpy or cupy" in str(error.value)
+
+
+def test_cupy_without_a_gpu_is_a_clear_error():
+    usable, reason = cupy_status()
+    if usable:
+        assert array_module("cupy").__name__ == "cupy"
+    else:
+        with pytest.raises(BackendUnavailableError) as error:
+            array_module("cupy")
+        assert "\n" not in str(error.value) and reason in str(error.value)
+
+
+def test_namespace_of_numpy_and_scalars():
+    assert namespace_of(np.ones(2), 3.0) is np
+    assert namespace_of(1.0) is np
+    np.testing.assert_array_equal(to_numpy([1, 2]), np.array([1, 2]))
+
+
+@pytest.mark.gpu
+def test_cupy_allocates_and_round_trips():
+    cupy = array_module("cupy")
+    values = cupy.arange(5, dtype=cupy.float64) ** 2
+    assert namespace_of(values) is cupy
+    np.testing.assert_array_equal(to_numpy(values), np.arange(5.0) ** 2)

@@ -1,0 +1,44 @@
+"""The demo's resume mechanism and report layout (with stand-in steps)."""
+
+import json
+
+from emergence.demo import DemoContext, DemoStep, run_demo, run_step
+from emergence.report import Section, markdown_table
+
+
+def counting_step(calls):
+    def compute(context):
+        calls.append(context.quick)
+        figure = context.figures / "curve.png"
+        figure.write_bytes(b"png")
+        return Section("curve", "A curve", "body text", data={"value": 1.5}, figures=["figures/curve.png"],
+                       derived="from SymPy", measured="by training")
+
+    return DemoStep("curve", "A curve", compute)
+
+
+def test_finished_steps_are_reused_and_rerun_when_config_or_figure_changes(tmp_path):
+    calls = []
+    step = counting_step(calls)
+    context = DemoContext(tmp_path, quick=True, seed=0, corpus=None)
+    assert run_step(step, context)[1] is False
+    assert run_step(step, context)[1] is True
+    assert calls == [True]
+    assert run_step(step, DemoContext(tmp_path, quick=False, seed=0, corpus=None))[1] is False
+    (tmp_path / "figures" / "curve.png").unlink()
+    assert run_step(step, DemoContext(tmp_path, quick=False, seed=0, corpus=None))[1] is False
+    assert len(calls) == 3
+
+
+def test_report_and_results_hold_every_section(tmp_path):
+    report, results = run_demo([counting_step([])], DemoContext(tmp_path, quick=True, seed=3, corpus=None))
+    text = report.read_text()
+    assert "## A curve" in text and "![curve](figures/curve.png)" in text and "**Derived.** from SymPy" in text
+    document = json.loads(results.read_text())
+    assert document["sections"]["curve"]["data"] == {"value": 1.5}
+    assert document["provenance"]["seed"] == 3
+
+
+def test_markdown_table_formats_numbers_and_missing_values():
+    table = markdown_table(["claim", "exponent"], [["P1 ~ V^2", 2.00123], ["none", None]])
+    assert table.splitlines()[2] == "| P1 ~ V^2 | 2.001 |" and "| none | — |" in table

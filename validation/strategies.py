@@ -1,0 +1,89 @@
+r"""Hypothesis strategies for regression-testing attention theory in your own test suite.
+
+The project's own tests use these; they are public so that a researcher can property-test
+a modified model against the engine's invariants.
+
+Sizes are drawn log-uniformly (every decade equally likely), because scaling laws care
+about orders of magnitude, not about the upper end of a range:
+
+>>> from hypothesis import given, settings
+>>> @settings(max_examples=5, database=None)
+... @given(log_uniform_integers(4, 4096))
+... def check(L):
+...     assert 4 <= L <= 4096
+>>> check()
+
+Attention matrices come in the two families the theory uses: row-stochastic (softmax) and
+unconstrained real (linear), each of shape ``(L, L)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+
+def log_uniform_integers(low: int, high: int) -> st.SearchStrategy[int]:
+    r"""Integers in ``[low, high]`` with :math:`\ln n` uniform; shrinks towards ``low``."""
+    if not 1 <= low <= high:
+        raise ValueError(f"need 1 <= low <= high, got {low}, {high}")
+    log_low, log_high = math.log(low), math.log(high)
+    return st.floats(0.0, 1.0).map(
+        lambda u: min(high, max(low, round(math.exp(log_low + u * (log_high - log_low)))))
+    )
+
+
+def log_uniform_floats(low: float, high: float) -> st.SearchStrategy[float]:
+    r"""Floats in ``[low, high]`` with :math:`\ln x` uniform."""
+    if not 0 < low <= high:
+        raise ValueError(f"need 0 < low <= high, got {low}, {high}")
+    log_low, log_high = math.log(low), math.log(high)
+    return st.floats(0.0, 1.0).map(lambda u: min(high, max(low, math.exp(log_low + u * (log_high - log_low)))))
+
+
+def sequence_lengths(low: int = 4, high: int = 1024) -> st.SearchStrategy[int]:
+    """Sequence length ``L`` (copy head) or context length ``T`` (leading terms)."""
+    return log_uniform_integers(low, high)
+
+
+def vocabulary_sizes(low: int = 2, high: int = 256) -> st.SearchStrategy[int]:
+    """Vocabulary size ``V``."""
+    return log_uniform_integers(low, high)
+
+
+def sample_counts(low: int = 1, high: int = 10**7) -> st.SearchStrategy[int]:
+    """Number of training sequences ``P``."""
+    return log_uniform_integers(low, high)
+
+
+@st.composite
+def model_sizes(draw, max_L: int = 1024, max_V: int = 256, max_P: int = 10**7) -> dict[str, int]:
+    """A dictionary ``{"L", "V", "P"}`` of log-uniform sizes."""
+    return {
+        "L": draw(sequence_lengths(2, max_L)),
+        "V": draw(vocabulary_sizes(2, max_V)),
+        "P": draw(sample_counts(1, max_P)),
+    }
+
+
+def _random_state(draw) -> np.random.Generator:
+    return np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+
+@st.composite
+def softmax_attention_matrices(draw, L: int | None = None, max_L: int = 64, scale: float = 3.0) -> np.ndarray:
+    r"""Row-stochastic ``(L, L)`` matrices :math:`A = \mathrm{softmax}_\mathrm{row}(G)`, :math:`G_{ij} \sim N(0, \mathrm{scale}^2)`."""
+    size = L if L is not None else draw(sequence_lengths(2, max_L))
+    logits = _random_state(draw).normal(0.0, scale, size=(size, size))
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+@st.composite
+def linear_attention_matrices(draw, L: int | None = None, max_L: int = 64, scale: float = 1.0) -> np.ndarray:
+    r"""Unconstrained ``(L, L)`` real matrices with i.i.d. :math:`N(0, \mathrm{scale}^2)` entries."""
+    size = L if L is not None else draw(sequence_lengths(2, max_L))
+    return _random_state(draw).normal(0.0, scale, size=(size, size))
