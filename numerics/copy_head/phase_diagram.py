@@ -80,7 +80,7 @@ def phase_diagram(action, P) -> PhaseDiagram:
     y, S = minima.global_minimum()
     c1, cG = action.order_parameters(y)
     with np.errstate(all="ignore"):
-        loss = np.asarray(action.test_loss(y), dtype=float)
+        loss = np.asarray(action.test_loss(y, P), dtype=float)
     return PhaseDiagram(
         action.attention, action.L, action.V, P, c1, cG, loss, S, minima.count(), minima,
         transitions_of(action, minima, y),

@@ -67,13 +67,26 @@ def check_sizes(L, V) -> None:
             raise InvalidSizeError(f"{name} must be a number >= {low}, got {value}")
 
 
-def model_scales(kernels, L, V, convention) -> tuple[float, float, float, float]:
-    r"""``(s1, sG, lam, beta)`` of ``convention`` at sizes ``L, V`` from the scales kernel."""
+def model_scales(kernels, attention: str, L, V, convention) -> tuple[float, ...]:
+    r"""The scales of ``convention`` at sizes ``L, V`` from the generated scales kernels.
+
+    Linear attention: ``(s1, sG, lam, beta)`` (variances of :math:`A` along :math:`J/L` and the
+    unit copy direction, readout variance, inverse temperature); softmax attention, model T:
+    ``(sG, lam, beta)`` with ``sG`` the logit variance along the copy direction.
+    """
     check_sizes(L, V)
-    values = kernels.scales.copy_head_scales(
-        L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c,
-        convention.beta0, convention.d, convention.e,
-    )
+    knobs = (L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c,
+             convention.beta0, convention.d, convention.e)
+    if attention == "linear":
+        k = 1 if convention.normalisation == "G/L" else 0
+        scales_kernel = (kernels.scales.copy_head_scales_M if convention.architecture == "M"
+                         else kernels.scales.copy_head_scales_T)
+        values = scales_kernel(*knobs, k)
+    else:
+        if convention.architecture == "M":
+            raise EmergenceError("softmax attention of architecture M (two order parameters a_G, t) "
+                                 "is not supported by the solvers yet; use architecture=T")
+        values = kernels.scales.copy_head_softmax_scales(*knobs)
     scales = tuple(float(v) for v in values)
     if not all(np.isfinite(scales)) or min(scales) <= 0:
         raise EmergenceError(f"convention gives non-positive or infinite scales {scales} at L={L}, V={V}")
@@ -136,9 +149,11 @@ class LinearAction:
         sign = -1 if y[0] + y[1] < 0 else 1
         return sign * y[0], sign * y[1]
 
-    def test_loss(self, y):
+    def test_loss(self, y, P):
+        """Predicted per-position test loss of the posterior-mean predictor at ``P``."""
         c1, cG = self.order_parameters(y)
-        return self.kernels.linear_test_loss(c1, cG, self.L, self.V)
+        L, V, _, _, lam, beta = self.parameters
+        return self.kernels.linear_posterior_test_loss(c1, cG, P, L, V, lam, beta)
 
     def start_axes(self, points: int = 20) -> tuple[np.ndarray, np.ndarray]:
         """Start values of each coordinate: 0 and log-spaced magnitudes from 1e-4 to the box edges."""
@@ -209,8 +224,10 @@ class SoftmaxAction:
     def order_parameters_mp(self, y, ctx):
         return softmax_order_parameters(self._a_mp(y, ctx), ctx.mpf(self.L))
 
-    def test_loss(self, y):
-        return self.kernels.softmax_test_loss(self.attention_on_previous(y[0]), self.L, self.V)
+    def test_loss(self, y, P):
+        """Predicted per-position test loss of the posterior-mean predictor at ``P``."""
+        L, V, _, lam, beta = self.parameters
+        return self.kernels.softmax_posterior_test_loss(self.attention_on_previous(y[0]), P, L, V, lam, beta)
 
     def start_axes(self, points: int = 400) -> tuple[np.ndarray]:
         """Evenly spaced ``u`` over :attr:`bounds`."""
@@ -226,7 +243,10 @@ def reduced_action(attention: str, L, V, convention=None, kernels=None):
         raise EmergenceError(f"unknown attention {attention!r}; choose linear or softmax")
     kernels = kernels if kernels is not None else generated_kernels()
     convention = convention if convention is not None else default_convention()
-    s1, sG, lam, beta = model_scales(kernels, L, V, convention)
+    if convention.targets != "raw" or convention.shift != "cyclic":
+        raise EmergenceError("the solvers support raw targets and the cyclic shift; "
+                             f"got targets={convention.targets}, shift={convention.shift}")
+    scales = model_scales(kernels, attention, L, V, convention)
     if attention == "linear":
-        return LinearAction(kernels, L, V, s1, sG, lam, beta)
-    return SoftmaxAction(kernels, L, V, sG, lam, beta)
+        return LinearAction(kernels, L, V, *scales)
+    return SoftmaxAction(kernels, L, V, *scales)
