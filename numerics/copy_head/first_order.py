@@ -1,11 +1,10 @@
 r"""First-order transition: the coexistence point :math:`P^\ast` and the spinodals (float64).
 
-Where two local minima coexist, call the one with the smaller copy coordinate the *lower*
-branch and the other the *upper* branch.  :math:`P^\ast` is the root of
-:math:`\Delta S(P) = S_\mathrm{upper}(P) - S_\mathrm{lower}(P)`: bracketed where
-:math:`\Delta S` changes sign between neighbouring grid points that both carry two minima,
-then refined by Brent's method in :math:`\ln P`, each branch followed by Newton from its
-neighbouring grid solution.
+:math:`P^\ast` is where the global minimum jumps from one branch of local minima to
+another.  A jump is detected between neighbouring grid points when the global minimum at
+``P[i]``, followed by Newton to ``P[i+1]``, is not the global minimum there; :math:`P^\ast`
+is then the root of :math:`\Delta S(P) = S_2(P) - S_1(P)` of the two branches, each
+followed by Newton from its grid solution, by Brent's method in :math:`\ln P`.
 
 The spinodals bound the window where both minima exist.  At a spinodal a minimum merges
 with the saddle between the two basins (a fold), where :math:`S' = S'' = 0`.  For a
@@ -43,7 +42,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from numerics.copy_head.crossover import branch_point
-from numerics.copy_head.minimisation import LocalMinima
+from numerics.copy_head.minimisation import LocalMinima, newton_polish
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,7 +54,7 @@ def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np
 
 
 def action_difference(action, lower_start, upper_start, P: float) -> float:
-    r""":math:`S_\mathrm{upper} - S_\mathrm{lower}` at ``P``, each branch followed from its start."""
+    r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
     lower = branch_point(action, lower_start, P)
     upper = branch_point(action, upper_start, P)
     if np.abs(upper - lower).max() < 1e-6 * (1 + np.abs(upper).max()):
@@ -64,21 +63,70 @@ def action_difference(action, lower_start, upper_start, P: float) -> float:
     return float(values[1] - values[0])
 
 
+def branch_switches(action, minima: LocalMinima) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Grid intervals ``(i, i+1)`` where the global minimum jumps to another branch.
+
+    The global minimum at ``P[i]`` is followed by Newton to ``P[i+1]``; where it lands on a
+    local minimum away from the global minimum there, both are kept as ``(i, y_before, y_after)`` (shape ``(k,)``).
+    """
+    y, _ = minima.global_minimum()
+    P = minima.P
+    followed, converged = newton_polish(action, y[:, :-1], P[1:])
+    followed = action.canonical(followed)
+    gap = np.abs(followed - y[:, 1:]).max(axis=0)
+    curvature = np.linalg.eigvalsh(np.moveaxis(action.hessian(followed, P[1:]), -1, 0))[:, 0]
+    still_minimum = converged & (curvature > 0)
+    switched = np.flatnonzero(still_minimum & (gap > 1e-4 * (1 + np.abs(y[:, 1:]).max(axis=0))))
+    return [(int(i), y[:, i], y[:, i + 1]) for i in switched]
+
+
+def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
+    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) is born, by bisection in :math:`\ln P`.
+
+    The branch exists at ``P`` when Newton from its last known point stays on it (moves less
+    than a tenth of the branch's distance to where it lands when it has vanished).  Accurate
+    to about ``1e-6`` relative: the minimum flattens at the fold.
+    """
+    outside, _ = newton_polish(action, y_after[:, None], np.array([P_before]))
+    scale = 0.1 * np.abs(action.canonical(outside)[:, 0] - y_after).max()
+    low, high, known = np.log(P_before), np.log(P_after), y_after
+    for _ in range(steps):
+        middle = 0.5 * (low + high)
+        y, converged = newton_polish(action, known[:, None], np.array([np.exp(middle)]))
+        y = action.canonical(y)[:, 0]
+        if converged[0] and np.abs(y - known).max() < scale:
+            high, known = middle, y
+        else:
+            low = middle
+    return float(np.exp(high))
+
+
 def coexistence_point(action, minima: LocalMinima) -> float | None:
-    r"""The first :math:`P^\ast` on the grid where the global minimum changes branch (``None``: no such point)."""
-    indices, lower, upper = coexisting_branches(minima)
-    if len(indices) < 2:
-        return None
-    P = minima.P[indices]
-    difference = action.value(upper, P) - action.value(lower, P)
-    for j in np.flatnonzero(np.sign(difference[:-1]) != np.sign(difference[1:])):
-        if indices[j + 1] != indices[j] + 1:
-            continue
+    r"""The first :math:`P^\ast` where the global minimum changes branch (``None``: it never does).
 
-        def gap(log_P, j=j):
-            return action_difference(action, lower[:, j], upper[:, j], np.exp(log_P))
+    The branches through the global minima on either side of the jump are followed in
+    :math:`P`; :math:`P^\ast` is the root of their action difference.  When the new branch
+    does not exist on the near side of the jump, the bracket starts at its birth (located by
+    :func:`branch_birth`); if it is lower already there, the birth is returned.  A global
+    minimum that stops being a minimum (a continuous transition) is not a jump.
+    """
+    P = minima.P
+    for i, before, after in branch_switches(action, minima):
 
-        return float(np.exp(brentq(gap, np.log(P[j]), np.log(P[j + 1]), xtol=1e-14)))
+        def gap(log_P, before=before, after=after):
+            return action_difference(action, before, after, np.exp(log_P))
+
+        start = P[i]
+        try:
+            low = gap(np.log(start))
+        except ValueError:
+            start = branch_birth(action, after, P[i], P[i + 1])
+            low = gap(np.log(start))
+        high = gap(np.log(P[i + 1]))
+        if np.sign(low) != np.sign(high):
+            return float(np.exp(brentq(gap, np.log(start), np.log(P[i + 1]), xtol=1e-14)))
+        if start != P[i]:
+            return start
     return None
 
 

@@ -5,8 +5,10 @@ vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
 
 - ``P1``: the second-order point (:mod:`.second_order`), where the symmetric state loses
   stability; with ``critical_exponent`` :math:`\beta` of :math:`c_1 \propto (P-P_1)^\beta`;
-- ``crossover``: the copy-mode onset, steepest rise of :math:`c_G` in :math:`\ln P`
-  (:mod:`.crossover`); ``None`` where a first-order jump takes its place;
+- ``crossover`` (linear attention): the copy-mode onset, steepest rise of :math:`c_G` in
+  :math:`\ln P` (:mod:`.crossover`); where the copy mode switches on by a jump of the
+  global minimum (model T at :math:`L/V \gtrsim 256`), the jump ``P_star`` itself;
+  ``None`` for softmax attention, whose copy transition is ``P_star``;
 - ``crossover_literal``: the first :math:`c_G = c_1` point;
 - ``P_star`` and ``spinodals``: the coexistence point and the metastable window
   (:mod:`.first_order`).
@@ -53,6 +55,16 @@ def check_grid(P_min: float, P_max: float, points: int) -> np.ndarray:
     return np.geomspace(P_min, P_max, int(points))
 
 
+def _crossover(action, P, y, P_star):
+    """The copy onset: steepest rise of c_G, or the jump itself where the copy mode switches on discontinuously.
+
+    Softmax attention has no crossover (its copy transition is the first-order ``P_star``).
+    """
+    if action.attention == "softmax":
+        return None
+    return P_star if P_star is not None else copy_onset(action, P, y)
+
+
 def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
     """Every transition of :func:`phase_diagram` from the minima on the grid."""
     P = minima.P
@@ -66,7 +78,7 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
     return {
         "P1": P1,
         "critical_exponent": exponent,
-        "crossover": None if P_star is not None else copy_onset(action, P, y),
+        "crossover": _crossover(action, P, y, P_star),
         "crossover_literal": literal_crossover(action, P, y),
         "P_star": P_star,
         "spinodals": None if window is None else list(window),
