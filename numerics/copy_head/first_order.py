@@ -1,9 +1,9 @@
 r"""First-order transition: the coexistence point :math:`P^\ast` and the spinodals (float64).
 
 :math:`P^\ast` is where the global minimum jumps from one branch of local minima to
-another.  A jump is detected between neighbouring grid points when the global minimum at
-``P[i]``, followed by Newton to ``P[i+1]``, is not the global minimum there; :math:`P^\ast`
-is then the root of :math:`\Delta S(P) = S_2(P) - S_1(P)` of the two branches, each
+another.  A jump is told from a steep continuous change by refining the grid interval
+(:func:`jump_intervals`): a jump keeps its size in one sub-interval.  :math:`P^\ast` is then
+the root of :math:`\Delta S(P) = S_2(P) - S_1(P)` of the two branches, each
 followed by Newton from its grid solution, by Brent's method in :math:`\ln P`.
 
 The spinodals bound the window where both minima exist.  At a spinodal a minimum merges
@@ -42,7 +42,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from numerics.copy_head.crossover import branch_point
-from numerics.copy_head.minimisation import LocalMinima, newton_polish
+from numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -63,25 +63,8 @@ def action_difference(action, lower_start, upper_start, P: float) -> float:
     return float(values[1] - values[0])
 
 
-def branch_switches(action, minima: LocalMinima) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """Grid intervals ``(i, i+1)`` where the global minimum jumps to another branch.
-
-    The global minimum at ``P[i]`` is followed by Newton to ``P[i+1]``; where it lands on a
-    local minimum away from the global minimum there, both are kept as ``(i, y_before, y_after)`` (shape ``(k,)``).
-    """
-    y, _ = minima.global_minimum()
-    P = minima.P
-    followed, converged = newton_polish(action, y[:, :-1], P[1:])
-    followed = action.canonical(followed)
-    gap = np.abs(followed - y[:, 1:]).max(axis=0)
-    curvature = np.linalg.eigvalsh(np.moveaxis(action.hessian(followed, P[1:]), -1, 0))[:, 0]
-    still_minimum = converged & (curvature > 0)
-    switched = np.flatnonzero(still_minimum & (gap > 1e-4 * (1 + np.abs(y[:, 1:]).max(axis=0))))
-    return [(int(i), y[:, i], y[:, i + 1]) for i in switched]
-
-
 def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
-    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) is born, by bisection in :math:`\ln P`.
+    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) ends towards ``P_before``, by bisection in :math:`\ln P`.
 
     The branch exists at ``P`` when Newton from its last known point stays on it (moves less
     than a tenth of the branch's distance to where it lands when it has vanished).  Accurate
@@ -101,32 +84,63 @@ def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int
     return float(np.exp(high))
 
 
+def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
+    """Grid intervals where the global minimum jumps: ``[(P_low, P_high, y_low, y_high), ...]`` in ``P`` order.
+
+    The ``candidates`` intervals with the largest change of the global minimum are refined
+    ``levels`` times with ``points`` values each; a continuous change spreads over the
+    sub-intervals, a jump keeps at least half of its size in one of them.
+    """
+    y, _ = minima.global_minimum()
+    P = minima.P
+    gaps = np.abs(np.diff(y, axis=1)).max(axis=0)
+    found = []
+    for i in np.argsort(-gaps)[:candidates]:
+        low, high, y_low, y_high, size = P[i], P[i + 1], y[:, i], y[:, i + 1], gaps[i]
+        if size <= 1e-8 * (1 + np.abs(y).max()):
+            continue
+        for _ in range(levels):
+            sub = np.geomspace(low, high, points)
+            y_sub, _ = local_minima(action, sub).global_minimum()
+            sub_gaps = np.abs(np.diff(y_sub, axis=1)).max(axis=0)
+            j = int(np.argmax(sub_gaps))
+            if sub_gaps[j] < 0.5 * size:
+                break
+            low, high, y_low, y_high, size = sub[j], sub[j + 1], y_sub[:, j], y_sub[:, j + 1], sub_gaps[j]
+        else:
+            found.append((float(low), float(high), y_low, y_high))
+    return sorted(found, key=lambda item: item[0])
+
+
 def coexistence_point(action, minima: LocalMinima) -> float | None:
     r"""The first :math:`P^\ast` where the global minimum changes branch (``None``: it never does).
 
     The branches through the global minima on either side of the jump are followed in
     :math:`P`; :math:`P^\ast` is the root of their action difference.  When the new branch
     does not exist on the near side of the jump, the bracket starts at its birth (located by
-    :func:`branch_birth`); if it is lower already there, the birth is returned.  A global
-    minimum that stops being a minimum (a continuous transition) is not a jump.
+    :func:`branch_birth`), and where the old branch dies inside the interval it ends at its
+    death; without a sign change in between, the birth (new branch lower there) or the
+    death is returned.
     """
-    P = minima.P
-    for i, before, after in branch_switches(action, minima):
+    for P_low, P_high, before, after in jump_intervals(action, minima):
 
         def gap(log_P, before=before, after=after):
             return action_difference(action, before, after, np.exp(log_P))
 
-        start = P[i]
+        start, end = P_low, P_high
         try:
             low = gap(np.log(start))
         except ValueError:
-            start = branch_birth(action, after, P[i], P[i + 1])
+            start = branch_birth(action, after, P_low, P_high)
             low = gap(np.log(start))
-        high = gap(np.log(P[i + 1]))
+        try:
+            high = gap(np.log(end))
+        except ValueError:
+            end = branch_birth(action, before, P_high, P_low)
+            high = gap(np.log(end))
         if np.sign(low) != np.sign(high):
-            return float(np.exp(brentq(gap, np.log(start), np.log(P[i + 1]), xtol=1e-14)))
-        if start != P[i]:
-            return start
+            return float(np.exp(brentq(gap, np.log(start), np.log(end), xtol=1e-14)))
+        return float(start if low < 0 else end)
     return None
 
 
