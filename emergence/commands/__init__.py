@@ -3,5 +3,7 @@
 COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
+    "emergence.commands.phase_diagram",
+    "emergence.commands.scaling",
     "emergence.commands.bench",
 )

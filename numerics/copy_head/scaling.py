@@ -105,17 +105,17 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
             raise DivergenceError(f"no second-order point within 1e-3..1e3 x law at L={L}, V={V}")
         return second_order_point_mp(action, P1, dps)
     if claim.transition == "P_star":
-        minima = local_minima(action, _window(law, 0.02, 50.0, 240))
+        minima = local_minima(action, _window(law, 1e-3, 1e3, 400))
         P_star = coexistence_point(action, minima)
         if P_star is None:
-            raise DivergenceError(f"no coexistence point within 0.02..50 x law at L={L}, V={V}")
+            raise DivergenceError(f"no coexistence point within 1e-3..1e3 x law at L={L}, V={V}")
         indices, lower, upper = coexisting_branches(minima)
         j = int(np.argmin(np.abs(np.log(minima.P[indices] / P_star))))
         return coexistence_point_mp(
             action, P_star, branch_point(action, lower[:, j], P_star),
             branch_point(action, upper[:, j], P_star), dps,
         )
-    grid = _window(law, 0.01, 100.0, 240)
+    grid = _window(law, 1e-3, 1e3, 300)
     minima = local_minima(action, grid)
     if coexistence_point(action, minima) is not None:
         raise DivergenceError(f"the copy onset is a first-order jump at L={L}, V={V}; "
@@ -123,7 +123,7 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
     y, _ = minima.global_minimum()
     onset = copy_onset(action, grid, y)
     if onset is None:
-        raise DivergenceError(f"no copy onset within 0.01..100 x law at L={L}, V={V}")
+        raise DivergenceError(f"no copy onset within 1e-3..1e3 x law at L={L}, V={V}")
     start = branch_point(action, y[:, int(np.searchsorted(grid, onset))], onset)
     return copy_onset_mp(action, onset, start, dps)
 
@@ -131,8 +131,9 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
 def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None) -> dict:
     """The JSON-ready report of one claim (keys: claim, law, sizes, P_star, ratio, ...).
 
-    ``local_exponent``, ``ratio`` and ``fit`` are keyed by the swept variable; ``holds`` is
-    true when every sweep passes :func:`numerics.asymptotics.scaling_check`.
+    ``sizes`` lists ``{"L", "V", "sweep"}``; ``local_exponent``, ``ratio`` and ``fit`` are keyed
+    by the swept variable; ``holds`` is true when every sweep passes
+    :func:`numerics.asymptotics.scaling_check`.
     """
     if claim_name not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
@@ -148,7 +149,7 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
         xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
         law = [claim.law_value(L, V, ctx) for L, V in points]
         check = scaling_check(xs, [ctx.mpf(m) for m in measured], law, kind=claim.kind, ctx=ctx)
-        sizes += [{"L": L, "V": V} for L, V in points]
+        sizes += [{"L": L, "V": V, "sweep": sweep.variable} for L, V in points]
         values += [float(m) for m in measured]
         ratios[sweep.variable] = check["ratio"]
         exponents[sweep.variable] = check["local_exponent"]
