@@ -201,9 +201,16 @@ def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
 
 
 def _edge_fold(action, minima, inside, outside, lower, upper):
-    """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only)."""
+    """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only).
+
+    When the vanishing minimum has no saddle beside it at ``inside`` (the grid point sits on
+    the fold itself), that grid point is returned.
+    """
     survivor = minima.at(outside)[0][0]
     vanishing = lower if np.min(np.abs(survivor - upper)) < np.min(np.abs(survivor - lower)) else upper
-    saddle = _saddle(action, minima.P[inside], lower, upper)
+    try:
+        saddle = _saddle(action, minima.P[inside], lower, upper)
+    except ValueError:
+        return float(minima.P[inside])
     return fold_point(action, minima.P[inside], minima.P[outside], vanishing, saddle)
     return low, high
