@@ -85,8 +85,8 @@ def test_P1_is_a_second_order_point(L, V, a, c, d, sigma, lam_scale):
 def test_copy_mode_onset_zeroes_the_copy_curvature():
     P, s1, sG, lam, beta = default_point(256, 16, 1.0)
     PG = linear_copy_mode_onset(256, 16, s1, sG, lam, beta)
-    _, _, h22 = linear_action_hessian(0.0, 0.0, PG, 256, 16, s1, sG, lam, beta)
-    assert abs(h22) <= 1e-8 * (255 / sG)
+    h11, h12, h22 = linear_action_hessian(0.0, 0.0, PG, 256, 16, s1, sG, lam, beta)
+    assert abs(h11 - 2 * h12 + h22) <= 1e-8 * (255 / sG)
 
 
 def test_leading_P1_matches_the_closed_form_at_large_L_and_V():

@@ -610,11 +610,11 @@ def linear_second_order_point_mp(L, V, s1, lam, beta, *, ctx):
 
 
 def linear_copy_mode_onset(L, V, s1, sG, lam, beta, *, xp=None):
-    r"""P_G: root of the copy-mode curvature H_GG at the symmetric point.
+    r"""P_G: root of the curvature along the copy direction S - J/L at the symmetric point (s1 does not enter; kept for a stable signature).
 
     Generated; outputs as derived:
 
-    PG = sqrt(V)*sqrt(4*L*s1 + V**3*lam*s1*sG - 4*s1 + 4*sG)/(2*L*beta*sqrt(lam)*sqrt(s1)*sqrt(sG)) + V**2/(2*L*beta)
+    PG = V*(V*sqrt(lam)*sqrt(sG)*(L*V - L - V + 1) + sqrt((V - 1)*(4*L + V**3*lam*sG - V**2*lam*sG - 4))*(L - 1))/(2*beta*sqrt(lam)*sqrt(sG)*(L - 1)*(L*V - L - V + 1))
 
     Arguments (L, V, s1, sG, lam, beta) broadcast as arrays of one shape.
     """
@@ -625,8 +625,12 @@ def linear_copy_mode_onset(L, V, s1, sG, lam, beta, *, xp=None):
     sG = xp.asarray(sG, dtype=xp.float64)
     lam = xp.asarray(lam, dtype=xp.float64)
     beta = xp.asarray(beta, dtype=xp.float64)
-    x0 = 4*s1
-    PG = (1/2)*(xp.sqrt(V)*xp.sqrt(L*x0 + V**3*lam*s1*sG + 4*sG - x0)/(xp.sqrt(lam)*xp.sqrt(s1)*xp.sqrt(sG)) + V**2)/(L*beta)
+    x0 = xp.sqrt(lam)
+    x1 = xp.sqrt(sG)
+    x2 = L - 1
+    x3 = L*V - L - V + 1
+    x4 = lam*sG
+    PG = (1/2)*V*(V*x0*x1*x3 + x2*xp.sqrt((V - 1)*(4*L + V**3*x4 - V**2*x4 - 4)))/(beta*x0*x1*x2*x3)
     return PG
 
 
@@ -638,8 +642,12 @@ def linear_copy_mode_onset_mp(L, V, s1, sG, lam, beta, *, ctx):
     sG = ctx.mpf(sG)
     lam = ctx.mpf(lam)
     beta = ctx.mpf(beta)
-    x0 = 4*s1
-    PG = (ctx.mpf(1)/ctx.mpf(2))*(ctx.sqrt(V)*ctx.sqrt(L*x0 + V**3*lam*s1*sG + 4*sG - x0)/(ctx.sqrt(lam)*ctx.sqrt(s1)*ctx.sqrt(sG)) + V**2)/(L*beta)
+    x0 = ctx.sqrt(lam)
+    x1 = ctx.sqrt(sG)
+    x2 = L - 1
+    x3 = L*V - L - V + 1
+    x4 = lam*sG
+    PG = (ctx.mpf(1)/ctx.mpf(2))*V*(V*x0*x1*x3 + x2*ctx.sqrt((V - 1)*(4*L + V**3*x4 - V**2*x4 - 4)))/(beta*x0*x1*x2*x3)
     return PG
 
 

@@ -123,7 +123,8 @@ def linear_module() -> KernelModule:
         _kernel("linear_second_order_point", (L, V, s1, lam, beta), (("P1", second_order_point("raw")),),
                 "P1: root of the uniform-mode curvature H_11 (copy coupling neglected)."),
         _kernel("linear_copy_mode_onset", (L, V, s1, sG, lam, beta), (("PG", copy_mode_onset("raw")),),
-                "P_G: root of the copy-mode curvature H_GG at the symmetric point."),
+                "P_G: root of the curvature along the copy direction S - J/L at the symmetric point "
+                "(s1 does not enter; kept for a stable signature)."),
     )
     return KernelModule("copy_head_linear", "theory.copy_head.landau", kernels)
 
