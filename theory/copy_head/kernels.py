@@ -17,6 +17,7 @@ from functools import lru_cache
 import sympy as sp
 
 from theory.codegen import Kernel, KernelModule
+from theory.copy_head.bulk import R_bulk, R_row, linear_reduced_action_M, s_A
 from theory.copy_head.landau import copy_mode_onset, landau_coefficients, second_order_point
 from theory.copy_head.loss import linear_losses, softmax_losses
 from theory.copy_head.model import SCALE_LAWS
@@ -40,6 +41,7 @@ KNOB_DOMAIN = {
     "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "int"),
 }
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
+                "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
                 "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
 DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN}
 KNOBS = (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e)
@@ -98,6 +100,7 @@ def linear_module() -> KernelModule:
     centred = linear_reduced_action("centred")
     arguments = (c1, cG, P, L, V, s1, sG, lam, beta)
     landau = landau_coefficients("raw", coupled=True)
+    action_M = linear_reduced_action_M("raw")
     losses = linear_losses()
     kernels = (
         _kernel("linear_action", arguments, (("S", action),),
@@ -123,7 +126,12 @@ def linear_module() -> KernelModule:
         _kernel("linear_second_order_point", (L, V, s1, lam, beta), (("P1", second_order_point("raw")),),
                 "P1: root of the uniform-mode curvature H_11 (copy coupling neglected)."),
         _kernel("linear_copy_mode_onset", (L, V, s1, sG, lam, beta), (("PG", copy_mode_onset("raw")),),
-                "P_G: root of the copy-mode curvature H_GG at the symmetric point."),
+                "P_G: root of the curvature along the copy direction S - J/L at the symmetric point "
+                "(s1 does not enter; kept for a stable signature)."),
+        _kernel("linear_action_M", (c1, cG, R_row, R_bulk, P, L, V, s_A, lam, beta),
+                (("S", action_M),) + tuple((f"dS_d{v.name}", sp.diff(action_M, v)) for v in (c1, cG, R_row, R_bulk)),
+                "Model M with its bulk: S(c1, cG, R_row, R_bulk) (isotropic entry variance s of A, entropy "
+                "of the row-sum part and of the bulk), and its gradient."),
     )
     return KernelModule("copy_head_linear", "theory.copy_head.landau", kernels)
 

@@ -77,14 +77,25 @@ def _is_positive_branch(root: sp.Expr) -> bool:
 
 
 @lru_cache(maxsize=None)
+def copy_direction_curvature(targets: str = "raw") -> sp.Expr:
+    r"""Curvature of S_lin along the pure copy direction :math:`S - J/L` (u fixed) at the symmetric point.
+
+    In (c1, cG) the direction is (-1, 1): :math:`H_{11} - 2H_{1G} + H_{GG}`.  It does not
+    involve s1 (the direction is orthogonal to J/L):
+    :math:`(L-1)[1/s_G + \lambda\beta P(V-1) - \lambda\beta^2P^2(L-1)(V-1)/V^2]`.
+    """
+    hessian = symmetric_point_hessian(targets)
+    return sp.factor(sp.expand(hessian[0, 0] - 2 * hessian[0, 1] + hessian[1, 1]))
+
+
+@lru_cache(maxsize=None)
 def copy_mode_onset(targets: str = "raw") -> sp.Expr:
-    r"""P_G: the positive root of the copy-mode curvature :math:`H_{GG} = 0` at the symmetric point.
+    r"""P_G: the positive root of the copy-direction curvature at the symmetric point.
 
     Past P_G the copy direction would be unstable on its own; with uniform pooling already
     condensed it is the onset of the copy mode (the smooth crossover of the note).
     """
-    curvature = symmetric_point_hessian(targets)[1, 1]
-    roots = sp.solve(sp.Eq(curvature, 0), P)
+    roots = sp.solve(sp.Eq(copy_direction_curvature(targets), 0), P)
     positive = [root for root in roots if _is_positive_branch(root)]
     if len(positive) != 1:
         raise ArithmeticError(f"expected one positive root for P_G, got {roots}")
@@ -95,8 +106,9 @@ def copy_mode_onset(targets: str = "raw") -> sp.Expr:
 def leading_second_order_point() -> dict[str, sp.Expr]:
     r"""P1 for model T (s1 = sigma2 (1/V + 1/L)^2, beta = 1/L) as L -> oo, then its V -> oo form.
 
-    >>> leading_second_order_point()["L_to_infinity"]
-    V**2*(lam*sigma2 + sqrt(lam*sigma2*(lam*sigma2 + 4)))/(2*lam*sigma2)
+    >>> golden = (1 + sp.sqrt(1 + 4 / (lam * sigma2))) / 2
+    >>> sp.simplify(leading_second_order_point()["L_to_infinity"] / V**2 - golden)
+    0
     """
     model_t = second_order_point().subs({s1: sigma2 * (1 / V + 1 / L) ** 2, beta: 1 / L})
     large_L = sp.simplify(sp.limit(model_t, L, sp.oo))

@@ -59,8 +59,8 @@ def logit_gap() -> sp.Expr:
     The solution is rewritten through the odds o = a/(1 - a) > 0 so that the logarithm splits
     without branch terms.
 
-    >>> logit_gap()
-    t/2 + log(L - 1) + log(aG/(1 - aG))
+    >>> logit_gap() - (sp.log(aG / (1 - aG)) + sp.log(L - 1) + t / 2)
+    0
     """
     first, _ = gaussian_exponential_moments()
     solutions = sp.solve(sp.Eq(aG, sp.exp(gap) / (sp.exp(gap) + (L - 1) * first)), gap)
