@@ -93,6 +93,18 @@ def model_scales(kernels, attention: str, L, V, convention) -> tuple[float, ...]
     return scales
 
 
+def model_scales_mp(kernels, attention: str, L, V, convention, ctx) -> tuple:
+    """:func:`model_scales` evaluated by the kernels' mpmath twins in ``ctx``."""
+    knobs = (L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c,
+             convention.beta0, convention.d, convention.e)
+    if attention == "linear":
+        k = 1 if convention.normalisation == "G/L" else 0
+        scales_kernel = (kernels.scales.copy_head_scales_M_mp if convention.architecture == "M"
+                         else kernels.scales.copy_head_scales_T_mp)
+        return tuple(scales_kernel(*knobs, k, ctx=ctx))
+    return tuple(kernels.scales.copy_head_softmax_scales_mp(*knobs, ctx=ctx))
+
+
 def softmax_order_parameters(aG, L):
     r"""``(c1, cG)`` of a softmax pattern with mean attention ``aG`` on the previous token.
 
@@ -103,15 +115,28 @@ def softmax_order_parameters(aG, L):
     return 1 - cG, cG
 
 
+def _parameters_mp(action, ctx) -> tuple:
+    """``(L, V, *scales)`` as mpmath numbers; scales exact at ``ctx``'s precision when known."""
+    cache = action.__dict__.setdefault("_mp_parameters", {})
+    if ctx.prec not in cache:
+        sizes = (ctx.mpf(action.L), ctx.mpf(action.V))
+        if action.scales_mp is None:
+            cache[ctx.prec] = sizes + tuple(ctx.mpf(v) for v in action.parameters[2:])
+        else:
+            cache[ctx.prec] = sizes + tuple(action.scales_mp(ctx))
+    return cache[ctx.prec]
+
+
 class LinearAction:
     r"""Linear attention: :math:`S(c_1, c_G; P)` in coordinates ``y = (c1, cG)``."""
 
     attention = "linear"
     coordinates = ("c1", "cG")
 
-    def __init__(self, kernels, L, V, s1, sG, lam, beta):
+    def __init__(self, kernels, L, V, s1, sG, lam, beta, scales_mp=None):
         self.kernels, self.L, self.V = kernels.linear, float(L), float(V)
         self.parameters = (float(L), float(V), float(s1), float(sG), float(lam), float(beta))
+        self.scales_mp = scales_mp
         self.symmetric_point = np.zeros(2)
         self.bounds = np.array([[-0.25, 2.0], [-0.25, 2.0]])
 
@@ -126,14 +151,18 @@ class LinearAction:
         return np.stack([np.stack([h11, h12]), np.stack([h12, h22])])
 
     def value_mp(self, y, P, ctx):
-        return self.kernels.linear_action_mp(y[0], y[1], P, *self.parameters, ctx=ctx)
+        return self.kernels.linear_action_mp(y[0], y[1], P, *self.parameters_mp(ctx), ctx=ctx)
 
     def gradient_mp(self, y, P, ctx):
-        return list(self.kernels.linear_action_gradient_mp(y[0], y[1], P, *self.parameters, ctx=ctx))
+        return list(self.kernels.linear_action_gradient_mp(y[0], y[1], P, *self.parameters_mp(ctx), ctx=ctx))
 
     def hessian_mp(self, y, P, ctx):
-        h11, h12, h22 = self.kernels.linear_action_hessian_mp(y[0], y[1], P, *self.parameters, ctx=ctx)
+        h11, h12, h22 = self.kernels.linear_action_hessian_mp(y[0], y[1], P, *self.parameters_mp(ctx), ctx=ctx)
         return ctx.matrix([[h11, h12], [h12, h22]])
+
+    def parameters_mp(self, ctx) -> tuple:
+        """The kernel's size and scale arguments in ``ctx`` (scales from the mpmath scales kernel)."""
+        return _parameters_mp(self, ctx)
 
     @staticmethod
     def canonical(y):
@@ -172,9 +201,10 @@ class SoftmaxAction:
     coordinates = ("u",)
     symmetric_point = None
 
-    def __init__(self, kernels, L, V, sG, lam, beta):
+    def __init__(self, kernels, L, V, sG, lam, beta, scales_mp=None):
         self.kernels, self.L, self.V = kernels.softmax, float(L), float(V)
         self.parameters = (float(L), float(V), float(sG), float(lam), float(beta))
+        self.scales_mp = scales_mp
         uniform = -np.log(self.L - 1)
         self.bounds = np.array([[uniform - 6.0, 8.0]])
 
@@ -197,6 +227,10 @@ class SoftmaxAction:
         second = self.kernels.softmax_action_second_derivative(a, P, *self.parameters)
         return (second * w**2 + first * w * (1 - 2 * a))[None, None]
 
+    def parameters_mp(self, ctx) -> tuple:
+        """The kernel's size and scale arguments in ``ctx`` (scales from the mpmath scales kernel)."""
+        return _parameters_mp(self, ctx)
+
     @staticmethod
     def canonical(y):
         return y
@@ -205,17 +239,17 @@ class SoftmaxAction:
         return 1 / (1 + ctx.exp(-y[0]))
 
     def value_mp(self, y, P, ctx):
-        return self.kernels.softmax_action_mp(self._a_mp(y, ctx), P, *self.parameters, ctx=ctx)
+        return self.kernels.softmax_action_mp(self._a_mp(y, ctx), P, *self.parameters_mp(ctx), ctx=ctx)
 
     def gradient_mp(self, y, P, ctx):
         a = self._a_mp(y, ctx)
-        return [self.kernels.softmax_action_derivative_mp(a, P, *self.parameters, ctx=ctx) * a * (1 - a)]
+        return [self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx) * a * (1 - a)]
 
     def hessian_mp(self, y, P, ctx):
         a = self._a_mp(y, ctx)
         w = a * (1 - a)
-        first = self.kernels.softmax_action_derivative_mp(a, P, *self.parameters, ctx=ctx)
-        second = self.kernels.softmax_action_second_derivative_mp(a, P, *self.parameters, ctx=ctx)
+        first = self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
+        second = self.kernels.softmax_action_second_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
         return ctx.matrix([[second * w**2 + first * w * (1 - 2 * a)]])
 
     def order_parameters(self, y):
@@ -247,6 +281,10 @@ def reduced_action(attention: str, L, V, convention=None, kernels=None):
         raise EmergenceError("the solvers support raw targets and the cyclic shift; "
                              f"got targets={convention.targets}, shift={convention.shift}")
     scales = model_scales(kernels, attention, L, V, convention)
+
+    def scales_mp(ctx):
+        return model_scales_mp(kernels, attention, L, V, convention, ctx)
+
     if attention == "linear":
-        return LinearAction(kernels, L, V, *scales)
-    return SoftmaxAction(kernels, L, V, *scales)
+        return LinearAction(kernels, L, V, *scales, scales_mp=scales_mp)
+    return SoftmaxAction(kernels, L, V, *scales, scales_mp=scales_mp)
