@@ -27,7 +27,8 @@ def run(args) -> int:
     from theory.copy_head.conventions import Convention
 
     convention = Convention.parse(args.convention)
-    report = scaling_report(args.claim, convention, dps=args.dps, fast=args.quick)
+    report = scaling_report(args.claim, convention, dps=args.dps, fast=args.quick,
+                            reference=derived_reference(args.claim, convention))
     report["convention"] = convention.as_dict()
     report["provenance"] = provenance({k: v for k, v in vars(args).items() if k != "handler"}, seed=None)
     print(f"claim {report['claim']}: transition ~ {report['law']} "
@@ -44,6 +45,10 @@ def run(args) -> int:
               f"(tolerance {report['tolerance']})")
         coefficients = ", ".join(f"{k}={v:.6g}" for k, v in fit["coefficients"].items())
         print(f"    fit {fit['form']}: {coefficients}; relative rms residual {fit['residual']:.2e}")
+        if "reference" in fit:
+            compared = fit["reference"]
+            print(f"    derived form {compared['form']}: ratio {compared['ratio'][0]:.6g} .. {compared['ratio'][-1]:.6g}"
+                  + (f"; derived law constant {compared['law_constant']:.6g}" if compared["law_constant"] else ""))
     print(f"  holds: {str(report['holds']).lower()}")
     if args.json == "-":
         print(to_json_text(report), end="")
@@ -51,3 +56,53 @@ def run(args) -> int:
         print(f"wrote {write_json_atomic(args.json, report)}")
     return 0
 
+
+
+def derived_reference(claim: str, convention):
+    """The engine's derived large-size form of the transition, where theory/copy_head has one.
+
+    softmax-first-order: the dominant balance P* = L V ell^3 / (beta0 sG (V-1)(ell-1)),
+    ell = 1 - W_{-1}(-2e^2/L)/2 (theory.copy_head.asymptotics), for beta = beta0/L and an
+    L-independent logit variance (a = 0); its law constant lim leading/(L ln^2 L) by SymPy.
+    linear-second-order: the kernel's closed-form P1 with lim P1/V^2 from theory.copy_head.landau
+    (model T scalings a = 0, d = 1, e = 0, beta0 = 1).  Otherwise None (the kernel forms are used).
+    """
+    import sympy as sp
+
+    from numerics.copy_head.reduced_action import generated_kernels, model_scales_mp
+    from numerics.copy_head.scaling import CLAIMS, Reference, kernel_reference
+
+    model_t = convention.architecture == "T" and convention.a == 0 and convention.d == 1 and convention.e == 0
+    if not model_t:
+        return None
+    kernels = generated_kernels()
+    if claim == "softmax-first-order":
+        from theory.copy_head.asymptotics import ell_of_L, leading_P_star
+
+        forms = leading_P_star()
+        symbols = {s.name: s for s in forms["balance"].free_symbols | forms["leading"].free_symbols}
+        names = ("L", "V", "beta0", "sG", "ell")
+        balance = sp.lambdify([symbols[n] for n in names], forms["balance"], "mpmath")
+        V_fixed = CLAIMS[claim].sweeps[0].fixed
+        constant = sp.limit(forms["leading"] / (symbols["L"] * sp.log(symbols["L"]) ** 2), symbols["L"], sp.oo)
+        constant = constant.subs({symbols["V"]: V_fixed, symbols["beta0"]: convention.beta0,
+                                  symbols["sG"]: convention.sigma_G2})
+
+        def value(L, V, ctx):
+            if L <= 2 * float(ctx.e) ** 3:
+                return None
+            sG, _, _ = model_scales_mp(kernels, "softmax", L, V, convention, ctx)
+            return balance(ctx.mpf(L), ctx.mpf(V), ctx.mpf(convention.beta0), sG, ell_of_L(L, ctx))
+
+        return Reference("L*V*ell**3/(beta0*sG*(V - 1)*(ell - 1)), ell = 1 - LambertW(-2*exp(2)/L, -1)/2",
+                         value, True, float(constant))
+    if claim == "linear-second-order" and convention.beta0 == 1 and convention.normalisation == "G/L":
+        from theory.copy_head.landau import leading_second_order_point
+
+        coefficient = leading_second_order_point()["coefficient_of_V2"]
+        values = {s: v for s in coefficient.free_symbols
+                  for name, v in (("sigma2", convention.sigma_G2), ("lam", convention.sigma_W2)) if s.name == name}
+        closed = kernel_reference(claim, convention, kernels)
+        law_constant = float(coefficient.subs(values)) if convention.c == 0 else None
+        return Reference(closed.form, closed.value, True, law_constant)
+    return None

@@ -23,11 +23,13 @@ not apply there (``docs/copy_head_scaling.md``).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from numerics.asymptotics import scaling_check
+from numerics.asymptotics import local_exponents, scaling_check
 from numerics.copy_head.crossover import branch_point, copy_onset
 from numerics.copy_head.first_order import coexistence_point, coexisting_branches
 from numerics.copy_head.minimisation import local_minima
@@ -37,7 +39,12 @@ from numerics.copy_head.precise import (
     copy_onset_mp,
     second_order_point_mp,
 )
-from numerics.copy_head.reduced_action import reduced_action
+from numerics.copy_head.reduced_action import (
+    default_convention,
+    generated_kernels,
+    model_scales_mp,
+    reduced_action,
+)
 from numerics.copy_head.second_order import second_order_point
 from theory.errors import DivergenceError, EmergenceError
 
@@ -91,6 +98,45 @@ CLAIMS: dict[str, Claim] = {
 }
 
 
+REFERENCE_TOLERANCE = 0.05
+"""Largest relative gap, at the largest size, between the transition and a derived asymptotic form."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A derived form of the transition to compare the measurement with.
+
+    ``value(L, V, ctx)`` evaluates it; ``asymptotic``: it is the transition's derived
+    large-size form, so the measurement must approach it (ratio within
+    :data:`REFERENCE_TOLERANCE` of 1 at the largest size); otherwise it is only reported.
+    ``law_constant``: the derived limit of form / law (finite and positive when the law holds).
+    """
+
+    form: str
+    value: Callable
+    asymptotic: bool
+    law_constant: float | None = None
+
+
+def kernel_reference(claim_name: str, convention=None, kernels=None) -> Reference | None:
+    """The closed forms the generated kernels provide: P1 (exact root of the uniform curvature) and P_G."""
+    kernels = kernels if kernels is not None else generated_kernels()
+    convention = convention if convention is not None else default_convention()
+    if claim_name == "linear-second-order":
+        def value(L, V, ctx):
+            s1, _, lam, beta = model_scales_mp(kernels, "linear", L, V, convention, ctx)
+            return kernels.linear.linear_second_order_point_mp(L, V, s1, lam, beta, ctx=ctx)
+
+        return Reference("linear_second_order_point (SymPy root of the uniform-mode curvature)", value, True)
+    if claim_name == "linear-crossover":
+        def value(L, V, ctx):
+            s1, sG, lam, beta = model_scales_mp(kernels, "linear", L, V, convention, ctx)
+            return kernels.linear.linear_copy_mode_onset_mp(L, V, s1, sG, lam, beta, ctx=ctx)
+
+        return Reference("linear_copy_mode_onset P_G (copy-mode curvature root at the symmetric point)", value, False)
+    return None
+
+
 def _window(law: float, low: float, high: float, points: int) -> np.ndarray:
     return np.geomspace(law * low, law * high, points)
 
@@ -128,33 +174,44 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
     return copy_onset_mp(action, onset, start, dps)
 
 
-def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None) -> dict:
+def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None,
+                   reference: Reference | None = None) -> dict:
     """The JSON-ready report of one claim (keys: claim, law, sizes, P_star, ratio, ...).
 
     ``sizes`` lists ``{"L", "V", "sweep"}``; ``local_exponent``, ``ratio`` and ``fit`` are keyed
     by the swept variable; ``holds`` is true when every sweep passes
-    :func:`numerics.asymptotics.scaling_check`.
+    :func:`numerics.asymptotics.scaling_check` and, where an asymptotic ``reference`` is
+    known (default: the kernels' closed forms, :func:`kernel_reference`), the measurement is
+    within :data:`REFERENCE_TOLERANCE` of it at the largest size and its ``law_constant``
+    (when given) is finite and positive.  ``fit[variable]["reference"]`` holds the comparison.
     """
     if claim_name not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
     if dps < 15:
         raise EmergenceError(f"--dps must be at least 15, got {dps}")
     claim = CLAIMS[claim_name]
+    reference = reference if reference is not None else kernel_reference(claim_name, convention, kernels)
     ctx = context(dps)
     sizes, values, ratios, exponents, fits, verdicts = [], [], {}, {}, {}, []
     tolerance = None
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
-        measured = [measure_transition(claim, L, V, convention, dps, kernels) for L, V in points]
+        measured = [ctx.mpf(measure_transition(claim, L, V, convention, dps, kernels)) for L, V in points]
         xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
         law = [claim.law_value(L, V, ctx) for L, V in points]
-        check = scaling_check(xs, [ctx.mpf(m) for m in measured], law, kind=claim.kind, ctx=ctx)
+        check = scaling_check(xs, measured, law, kind=claim.kind, ctx=ctx)
+        fit = dict(check["fit"], residual_exponent=check["residual_exponent"])
+        holds = check["holds"]
+        if reference is not None:
+            comparison = _compare_with_reference(reference, points, xs, measured, claim.kind, ctx)
+            fit["reference"] = comparison
+            holds = holds and comparison["consistent"]
         sizes += [{"L": L, "V": V, "sweep": sweep.variable} for L, V in points]
         values += [float(m) for m in measured]
         ratios[sweep.variable] = check["ratio"]
         exponents[sweep.variable] = check["local_exponent"]
-        fits[sweep.variable] = dict(check["fit"], residual_exponent=check["residual_exponent"])
-        verdicts.append(check["holds"])
+        fits[sweep.variable] = fit
+        verdicts.append(holds)
         tolerance = check["tolerance"]
     return {
         "claim": claim.name,
@@ -167,4 +224,26 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
         "holds": all(verdicts),
         "tolerance": tolerance,
         "dps": dps,
+    }
+
+
+def _compare_with_reference(reference: Reference, points, xs, measured, kind: str, ctx) -> dict:
+    """Ratios to the reference where it is defined (``value`` returns ``None`` outside its domain)."""
+    pairs = [(x, m / r) for (L, V), x, m in zip(points, xs, measured)
+             if (r := reference.value(L, V, ctx)) is not None]
+    ratios = [r for _, r in pairs]
+    variable = [ctx.log(x) if kind == "log" else x for x, _ in pairs]
+    exponents = [float(e) for e in local_exponents(variable, ratios, ctx)] if len(pairs) > 1 else []
+    last = float(ratios[-1]) if ratios else math.nan
+    constant_ok = reference.law_constant is None or (math.isfinite(reference.law_constant) and reference.law_constant > 0)
+    consistent = constant_ok and (not reference.asymptotic or abs(last - 1) <= REFERENCE_TOLERANCE)
+    return {
+        "form": reference.form,
+        "sizes": [int(x) for x, _ in pairs],
+        "ratio": [float(r) for r in ratios],
+        "residual_exponent": exponents,
+        "law_constant": reference.law_constant,
+        "asymptotic": reference.asymptotic,
+        "tolerance": REFERENCE_TOLERANCE if reference.asymptotic else None,
+        "consistent": bool(consistent),
     }
