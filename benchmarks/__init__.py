@@ -6,4 +6,6 @@ dict is a :func:`benchmarks.harness.compare` record.  ``emergence bench`` runs t
 
 BENCHMARK_MODULES: tuple[str, ...] = (
     "benchmarks.basis_statistics",
+    "benchmarks.phase_diagram",
+    "benchmarks.scaling",
 )

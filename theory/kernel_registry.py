@@ -17,6 +17,7 @@ from theory.codegen import Backend, KernelModule, module_source
 
 KERNEL_SOURCES: tuple[str, ...] = (
     "theory.leading_terms",
+    "theory.copy_head.kernels",
 )
 """Dotted names of the theory modules that define ``kernel_modules()``."""
 

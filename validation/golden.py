@@ -21,6 +21,7 @@ BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 
 GOLDEN_SOURCES: tuple[str, ...] = (
     "validation.leading_terms.golden",
+    "validation.copy_head_golden",
 )
 """Dotted names of modules that define ``headline_numbers()``."""
 

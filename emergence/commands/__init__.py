@@ -3,6 +3,8 @@
 COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
+    "emergence.commands.phase_diagram",
+    "emergence.commands.scaling",
     "emergence.commands.bench",
     "emergence.commands.basis",
     "emergence.commands.associate",

@@ -1,0 +1,73 @@
+"""Benchmark: time to certify ``softmax-first-order`` up to L = 16384 at 50 digits.
+
+Engine: :func:`numerics.copy_head.scaling.scaling_report` (float64 location on a vectorised
+grid, then mpmath refinement from a tight bracket).  Alternative: the straightforward
+high-precision route, ``sympy.lambdify(..., "mpmath")`` of the SymPy action and its
+derivatives, Newton in ``a_G`` from a uniform and a copy start, ``mpmath.findroot`` on the
+action difference in a bracket around the law (no float64 pre-location, no certification of
+the global minimum, no fit); fewer sizes in quick mode.  ``workdps`` keeps precision local.
+"""
+
+from __future__ import annotations
+
+from benchmarks.harness import compare
+
+
+def _engine(quick):
+    from numerics.copy_head.scaling import scaling_report
+
+    return lambda: scaling_report("softmax-first-order", dps=50, fast=quick)
+
+
+def _alternative(quick):
+    import sympy as sp
+
+    from numerics.copy_head.reduced_action import generated_kernels, model_scales
+    from numerics.copy_head.precise import context
+    from numerics.copy_head.scaling import CLAIMS
+    from theory.copy_head.conventions import DEFAULT_CONVENTION
+    from theory.copy_head.softmax import softmax_reduced_action
+
+    claim = CLAIMS["softmax-first-order"]
+    expression = softmax_reduced_action()
+    names = ("aG", "P", "L", "V", "sG", "lam", "beta")
+    symbols = {s.name: s for s in expression.free_symbols}
+    arguments = [symbols[n] for n in names]
+    a = symbols["aG"]
+    slope = sp.lambdify(arguments, sp.diff(expression, a), "mpmath")
+    curvature = sp.lambdify(arguments, sp.diff(expression, a, 2), "mpmath")
+    value = sp.lambdify(arguments, expression, "mpmath")
+
+    def coexistence(L, V):
+        import mpmath
+
+        scales = model_scales(generated_kernels(), "softmax", L, V, DEFAULT_CONVENTION)
+        with mpmath.workdps(50):
+            law = claim.law_value(L, V, context(50))
+
+            def minimum(start, P):
+                x = mpmath.mpf(start)
+                for _ in range(200):
+                    step = slope(x, P, L, V, *scales) / curvature(x, P, L, V, *scales)
+                    while not 0 < x - step < 1:
+                        step /= 2
+                    x -= step
+                    if abs(step) < mpmath.mpf(10) ** -45:
+                        return x
+                return x
+
+            def difference(log_P):
+                P = mpmath.exp(log_P)
+                return value(minimum(0.3, P), P, L, V, *scales) - value(minimum(1.0 / L, P), P, L, V, *scales)
+
+            return mpmath.exp(mpmath.findroot(difference, (mpmath.log(law * 0.4), mpmath.log(law * 1.2)),
+                                              solver="anderson"))
+
+    sizes = claim.sweeps[0].sizes(quick)
+    return lambda: [coexistence(L, V) for L, V in sizes]
+
+
+def run(quick: bool = False) -> list[dict]:
+    """One record: certification time, engine vs mpmath-only bracketing."""
+    size = "L=32..4096, 50 digits" if quick else "L=32..16384, 50 digits"
+    return [compare("scaling softmax-first-order", size, _engine(quick), _alternative(quick), repeats=1 if quick else 2)]

@@ -1,0 +1,88 @@
+"""Phase diagram of the copy-head reduced action: global-minimum order parameters, loss and transitions versus P.
+
+The reduced actions are the engine's reconstruction of the copy-head theory (model T by
+default; see docs/copy_head_scaling.md), minimised on a logarithmic grid of P with the
+generated kernels.  Transitions that do not occur inside the grid are null.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+NAME = "phase-diagram"
+HELP = "global minimum of the copy-head reduced action versus P, with its transitions"
+
+
+def add_arguments(parser):
+    parser.add_argument("--attention", required=True, choices=("linear", "softmax"))
+    parser.add_argument("--L", type=int, required=True, help="sequence length")
+    parser.add_argument("--V", type=int, required=True, help="vocabulary size")
+    parser.add_argument("--P-min", dest="P_min", type=float, default=1.0, help="smallest P (default 1)")
+    parser.add_argument("--P-max", dest="P_max", type=float, default=1e8, help="largest P (default 1e8)")
+    parser.add_argument("--points", type=int, default=400, help="grid points, log-spaced (default 400)")
+    parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
+    parser.add_argument("--json", help="write the result as JSON to PATH, or - for stdout")
+    parser.add_argument("--plot", type=Path, help="write a figure (order parameters and loss versus log P)")
+
+
+def _finite(values):
+    return [float(v) if math.isfinite(float(v)) else None for v in values]
+
+
+def result_record(diagram, convention) -> dict:
+    """The JSON record of a :class:`numerics.copy_head.phase_diagram.PhaseDiagram`."""
+    return {
+        "attention": diagram.attention,
+        "L": int(diagram.L),
+        "V": int(diagram.V),
+        "convention": convention.as_dict(),
+        "P": _finite(diagram.P),
+        "c1": _finite(diagram.c1),
+        "cG": _finite(diagram.cG),
+        "loss": _finite(diagram.loss),
+        "transitions": diagram.transitions,
+    }
+
+
+def run(args) -> int:
+    from emergence.commands.plotting import plot_phase_diagram
+    from numerics.copy_head.phase_diagram import check_grid, phase_diagram
+    from numerics.copy_head.reduced_action import reduced_action
+    from numerics.io import atomic_path, provenance, to_json_text, write_json_atomic
+    from theory.copy_head.conventions import Convention
+
+    convention = Convention.parse(args.convention)
+    grid = check_grid(args.P_min, args.P_max, args.points)
+    diagram = phase_diagram(reduced_action(args.attention, args.L, args.V, convention), grid)
+    record = result_record(diagram, convention)
+    record["provenance"] = provenance(vars_for_record(args), seed=None)
+    transitions = diagram.transitions
+    print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "
+          f"{len(grid)} points, reconstruction: model {convention.architecture})")
+    for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
+        print(f"  {name:<18} {_describe(transitions[name])}")
+    if args.json == "-":
+        print(to_json_text(record), end="")
+    elif args.json:
+        print(f"wrote {write_json_atomic(args.json, record)}")
+    if args.plot:
+        with atomic_path(args.plot) as temporary:
+            plot_phase_diagram(diagram, temporary, format=args.plot.suffix.lstrip(".") or "png")
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def vars_for_record(args) -> dict:
+    """The command's arguments as a JSON-ready configuration."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "handler"}
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "none in range"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v:.6g}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(f"{v:.6g}" for v in value) + "]"
+    return f"{value:.8g}"

@@ -1,0 +1,9 @@
+"""Solvers for the copy-head reduced actions: minima, phase transitions, phase diagrams.
+
+Modules: :mod:`.reduced_action` (kernels -> vectorised action in search coordinates),
+:mod:`.minimisation` (multi-start Newton, float64), :mod:`.second_order` (P1 and the
+critical exponent), :mod:`.crossover` (copy-mode onset and the literal c_G = c_1 point),
+:mod:`.first_order` (coexistence P* and spinodals), :mod:`.precise` (the same points at
+mpmath precision), :mod:`.phase_diagram` (everything at once on a P grid), :mod:`.scaling`
+(the paper's three scaling claims).  Headline numbers: ``validation/copy_head_golden.py``.
+"""

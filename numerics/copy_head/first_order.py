@@ -1,0 +1,216 @@
+r"""First-order transition: the coexistence point :math:`P^\ast` and the spinodals (float64).
+
+:math:`P^\ast` is where the global minimum jumps from one branch of local minima to
+another.  A jump is told from a steep continuous change by refining the grid interval
+(:func:`jump_intervals`): a jump keeps its size in one sub-interval.  :math:`P^\ast` is then
+the root of :math:`\Delta S(P) = S_2(P) - S_1(P)` of the two branches, each
+followed by Newton from its grid solution, by Brent's method in :math:`\ln P`.
+
+The spinodals bound the window where both minima exist.  At a spinodal a minimum merges
+with the saddle between the two basins (a fold), where :math:`S' = S'' = 0`.  For a
+one-coordinate action the fold is found as the root in :math:`\ln P` of
+:math:`F(P) = S'(u_i(P); P)`, with :math:`u_i(P)` the inflection point
+(:math:`S''(u_i) = 0`) between the merging minimum and the saddle: :math:`F` is smooth
+through the fold and changes sign there, so Brent's method gives the fold to float64
+precision (a count of minima on a grid would resolve it only to the grid spacing).
+Multi-coordinate spinodals are not implemented (the linear actions have none).
+
+A tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` has :math:`P^\ast = 2` and spinodals
+at :math:`P = 2 \mp 8/(3\sqrt3)`:
+
+>>> import numpy as np
+>>> from numerics.copy_head.minimisation import local_minima
+>>> class DoubleWell:
+...     bounds = np.array([[-2.0, 2.0]])
+...     def canonical(self, y): return y
+...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 2) * y[0]
+...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 2)[None]
+...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
+...     def start_axes(self, points=201): return (np.linspace(-2, 2, points),)
+>>> P = np.linspace(0.0, 4.0, 81)[1:]
+>>> minima = local_minima(DoubleWell(), P)
+>>> round(coexistence_point(DoubleWell(), minima), 12)
+2.0
+>>> low, high = spinodals(DoubleWell(), minima)
+>>> [round(x, 10) for x in (low, 2 - 8 / 27 ** 0.5, high, 2 + 8 / 27 ** 0.5)]
+[0.4603992822, 0.4603992822, 3.5396007178, 3.5396007178]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+
+from numerics.copy_head.crossover import branch_point
+from numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
+
+
+def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grid points with two or more minima: their indices and the lower/upper minima ``(k, n)``."""
+    indices = np.flatnonzero(minima.count() >= 2)
+    lower = np.stack([minima.at(i)[0][:, 0] for i in indices], axis=1) if len(indices) else None
+    upper = np.stack([minima.at(i)[0][:, -1] for i in indices], axis=1) if len(indices) else None
+    return indices, lower, upper
+
+
+def action_difference(action, lower_start, upper_start, P: float) -> float:
+    r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
+    lower = branch_point(action, lower_start, P)
+    upper = branch_point(action, upper_start, P)
+    if np.abs(upper - lower).max() < 1e-6 * (1 + np.abs(upper).max()):
+        raise ValueError("the two branches merged")
+    values = action.value(np.stack([lower, upper], axis=1), np.array([P, P]))
+    return float(values[1] - values[0])
+
+
+def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
+    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) ends towards ``P_before``, by bisection in :math:`\ln P`.
+
+    The branch exists at ``P`` when Newton from its last known point stays on it (moves less
+    than a tenth of the branch's distance to where it lands when it has vanished).  Accurate
+    to about ``1e-6`` relative: the minimum flattens at the fold.
+    """
+    outside, _ = newton_polish(action, y_after[:, None], np.array([P_before]))
+    scale = 0.1 * np.abs(action.canonical(outside)[:, 0] - y_after).max()
+    low, high, known = np.log(P_before), np.log(P_after), y_after
+    for _ in range(steps):
+        middle = 0.5 * (low + high)
+        y, converged = newton_polish(action, known[:, None], np.array([np.exp(middle)]))
+        y = action.canonical(y)[:, 0]
+        if converged[0] and np.abs(y - known).max() < scale:
+            high, known = middle, y
+        else:
+            low = middle
+    return float(np.exp(high))
+
+
+def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
+    """Grid intervals where the global minimum jumps: ``[(P_low, P_high, y_low, y_high), ...]`` in ``P`` order.
+
+    The ``candidates`` intervals with the largest change of the global minimum are refined
+    ``levels`` times with ``points`` values each; a continuous change spreads over the
+    sub-intervals, a jump keeps at least half of its size in one of them.
+    """
+    y, _ = minima.global_minimum()
+    P = minima.P
+    gaps = np.abs(np.diff(y, axis=1)).max(axis=0)
+    found = []
+    for i in np.argsort(-gaps)[:candidates]:
+        low, high, y_low, y_high, size = P[i], P[i + 1], y[:, i], y[:, i + 1], gaps[i]
+        if size <= 1e-8 * (1 + np.abs(y).max()):
+            continue
+        for _ in range(levels):
+            sub = np.geomspace(low, high, points)
+            y_sub, _ = local_minima(action, sub).global_minimum()
+            sub_gaps = np.abs(np.diff(y_sub, axis=1)).max(axis=0)
+            j = int(np.argmax(sub_gaps))
+            if sub_gaps[j] < 0.5 * size:
+                break
+            low, high, y_low, y_high, size = sub[j], sub[j + 1], y_sub[:, j], y_sub[:, j + 1], sub_gaps[j]
+        else:
+            found.append((float(low), float(high), y_low, y_high))
+    return sorted(found, key=lambda item: item[0])
+
+
+def coexistence_point(action, minima: LocalMinima) -> float | None:
+    r"""The first :math:`P^\ast` where the global minimum changes branch (``None``: it never does).
+
+    The branches through the global minima on either side of the jump are followed in
+    :math:`P`; :math:`P^\ast` is the root of their action difference.  When the new branch
+    does not exist on the near side of the jump, the bracket starts at its birth (located by
+    :func:`branch_birth`), and where the old branch dies inside the interval it ends at its
+    death; without a sign change in between, the birth (new branch lower there) or the
+    death is returned.
+    """
+    for P_low, P_high, before, after in jump_intervals(action, minima):
+
+        def gap(log_P, before=before, after=after):
+            return action_difference(action, before, after, np.exp(log_P))
+
+        start, end = P_low, P_high
+        try:
+            low = gap(np.log(start))
+        except ValueError:
+            start = branch_birth(action, after, P_low, P_high)
+            low = gap(np.log(start))
+        try:
+            high = gap(np.log(end))
+        except ValueError:
+            end = branch_birth(action, before, P_high, P_low)
+            high = gap(np.log(end))
+        if np.sign(low) != np.sign(high):
+            return float(np.exp(brentq(gap, np.log(start), np.log(end), xtol=1e-14)))
+        return float(start if low < 0 else end)
+    return None
+
+
+def _inflection(action, P: float, reference: float, width: float) -> float:
+    r"""The root of :math:`S''(u; P)` nearest to ``reference`` within ``reference +- width``."""
+    grid = np.linspace(reference - width, reference + width, 401)
+    curvature = action.hessian(grid[None], np.full(grid.shape, P))[0, 0]
+    changes = np.flatnonzero(np.sign(curvature[:-1]) != np.sign(curvature[1:]))
+    if len(changes) == 0:
+        raise ValueError("no inflection point near the fold")
+    j = changes[np.argmin(np.abs(grid[changes] - reference))]
+
+    def second(u):
+        return float(action.hessian(np.array([[u]]), np.array([P]))[0, 0, 0])
+
+    return brentq(second, grid[j], grid[j + 1], xtol=1e-14)
+
+
+def _saddle(action, P: float, lower: float, upper: float) -> float:
+    """The maximum of ``S`` between two neighbouring one-coordinate minima."""
+
+    def slope(u):
+        return float(action.gradient(np.array([[u]]), np.array([P]))[0, 0])
+
+    margin = 1e-6 * (upper - lower)
+    return brentq(slope, lower + margin, upper - margin, xtol=1e-14)
+
+
+def fold_point(action, P_inside: float, P_outside: float, vanishing: float, saddle: float) -> float:
+    r"""The :math:`P` between ``P_inside`` and ``P_outside`` where the minimum ``vanishing`` meets the saddle."""
+    reference, width = 0.5 * (vanishing + saddle), 2.0 * abs(vanishing - saddle)
+
+    def fold_function(log_P):
+        P = np.exp(log_P)
+        u = _inflection(action, P, reference, width)
+        return float(action.gradient(np.array([[u]]), np.array([P]))[0, 0])
+
+    return float(np.exp(brentq(fold_function, np.log(P_inside), np.log(P_outside), xtol=1e-14)))
+
+
+def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
+    r"""``(low, high)``: where the upper minimum appears and where the lower one disappears.
+
+    Taken at the edges of the first run of grid points with two minima; one-coordinate
+    actions only.  ``None`` when no such run lies strictly inside the grid.
+    """
+    if len(action.bounds) != 1:
+        raise NotImplementedError("spinodals are implemented for one-coordinate actions")
+    indices, lower, upper = coexisting_branches(minima)
+    if len(indices) == 0:
+        return None
+    first = indices[0]
+    last = first + np.flatnonzero(np.diff(np.r_[indices, -1]) != 1)[0]
+    if first == 0 or last == len(minima.P) - 1:
+        return None
+    return tuple(_edge_fold(action, minima, inside, outside, lower[0, j], upper[0, j])
+                 for inside, outside, j in ((first, first - 1, 0), (last, last + 1, last - first)))
+
+
+def _edge_fold(action, minima, inside, outside, lower, upper):
+    """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only).
+
+    When the vanishing minimum has no saddle beside it at ``inside`` (the grid point sits on
+    the fold itself), that grid point is returned.
+    """
+    survivor = minima.at(outside)[0][0]
+    vanishing = lower if np.min(np.abs(survivor - upper)) < np.min(np.abs(survivor - lower)) else upper
+    try:
+        saddle = _saddle(action, minima.P[inside], lower, upper)
+    except ValueError:
+        return float(minima.P[inside])
+    return fold_point(action, minima.P[inside], minima.P[outside], vanishing, saddle)
+    return low, high

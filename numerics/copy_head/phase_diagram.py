@@ -1,0 +1,99 @@
+r"""The copy-head phase diagram: global-minimum order parameters, action, loss and transitions versus P.
+
+:func:`phase_diagram` minimises the reduced action on a grid of ``P`` (all points in one
+vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
+
+- ``P1``: the second-order point (:mod:`.second_order`), where the symmetric state loses
+  stability; with ``critical_exponent`` :math:`\beta` of :math:`c_1 \propto (P-P_1)^\beta`;
+- ``crossover`` (linear attention): the copy-mode onset, steepest rise of :math:`c_G` in
+  :math:`\ln P` (:mod:`.crossover`); where the copy mode switches on by a jump of the
+  global minimum (model T at :math:`L/V \gtrsim 256`), the jump ``P_star`` itself;
+  ``None`` for softmax attention, whose copy transition is ``P_star``;
+- ``crossover_literal``: the first :math:`c_G = c_1` point;
+- ``P_star`` and ``spinodals``: the coexistence point and the metastable window
+  (:mod:`.first_order`).
+
+A transition that does not occur inside the grid is ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from numerics.copy_head.crossover import copy_onset, literal_crossover
+from numerics.copy_head.first_order import coexistence_point, spinodals
+from numerics.copy_head.minimisation import LocalMinima, local_minima
+from numerics.copy_head.second_order import critical_exponent, second_order_point
+from theory.errors import EmergenceError
+
+
+@dataclass(frozen=True)
+class PhaseDiagram:
+    """Global-minimum curves on the grid ``P`` and the transitions found on it."""
+
+    attention: str
+    L: float
+    V: float
+    P: np.ndarray
+    c1: np.ndarray
+    cG: np.ndarray
+    loss: np.ndarray
+    action: np.ndarray
+    minima_count: np.ndarray
+    minima: LocalMinima
+    transitions: dict = field(default_factory=dict)
+
+
+def check_grid(P_min: float, P_max: float, points: int) -> np.ndarray:
+    """A logarithmic grid of ``points`` values of ``P``; :class:`EmergenceError` if invalid."""
+    if not (np.isfinite(P_min) and np.isfinite(P_max) and 0 < P_min < P_max):
+        raise EmergenceError(f"need 0 < P-min < P-max, got {P_min} and {P_max}")
+    if points < 8:
+        raise EmergenceError(f"need at least 8 grid points, got {points}")
+    return np.geomspace(P_min, P_max, int(points))
+
+
+def _crossover(action, P, y, P_star):
+    """The copy onset: steepest rise of c_G, or the jump itself where the copy mode switches on discontinuously.
+
+    Softmax attention has no crossover (its copy transition is the first-order ``P_star``).
+    """
+    if action.attention == "softmax":
+        return None
+    return P_star if P_star is not None else copy_onset(action, P, y)
+
+
+def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
+    """Every transition of :func:`phase_diagram` from the minima on the grid."""
+    P = minima.P
+    P1 = second_order_point(action, P[0], P[-1])
+    P_star = coexistence_point(action, minima)
+    window = spinodals(action, minima) if len(action.bounds) == 1 else None
+    exponent = None
+    if P1 is not None and P1 * 1.001 < P[-1]:
+        fit = critical_exponent(action, P1)
+        exponent = {"beta": fit["beta"], "spread": fit["spread"]}
+    return {
+        "P1": P1,
+        "critical_exponent": exponent,
+        "crossover": _crossover(action, P, y, P_star),
+        "crossover_literal": literal_crossover(action, P, y),
+        "P_star": P_star,
+        "spinodals": None if window is None else list(window),
+    }
+
+
+def phase_diagram(action, P) -> PhaseDiagram:
+    """Minimise ``action`` on the grid ``P`` and locate its transitions."""
+    P = np.asarray(P, dtype=float)
+    minima = local_minima(action, P)
+    y, S = minima.global_minimum()
+    c1, cG = action.order_parameters(y)
+    with np.errstate(all="ignore"):
+        loss = np.asarray(action.test_loss(y, P), dtype=float)
+    return PhaseDiagram(
+        action.attention, action.L, action.V, P, c1, cG, loss, S, minima.count(), minima,
+        transitions_of(action, minima, y),
+    )

@@ -1,0 +1,85 @@
+"""Leading P* of the softmax jump and the isotropic bound, against 50-digit numerics of the full actions."""
+
+import mpmath
+import numpy as np
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
+from numerics.kernels.copy_head_softmax import (
+    softmax_action_derivative_mp, softmax_action_mp, softmax_action_second_derivative_mp,
+)
+from theory.copy_head.asymptotics import coexistence_solution, ell_of_L, leading_P_star
+from theory.copy_head.isotropic_bound import isotropic_ratio
+from theory.copy_head.symbols import L as L_symbol, V as V_symbol, beta, lam, sG
+
+
+def softmax_coexistence(L, V, ctx):
+    """Exact coexistence of the two local minima of the full reduced softmax action (model T defaults)."""
+    beta_value = 1 / ctx.mpf(L)
+
+    def local_minimum(start, P):
+        first = lambda a: softmax_action_derivative_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
+        second = lambda a: softmax_action_second_derivative_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
+        return ctx.findroot(first, ctx.mpf(start), df=second, solver="newton")
+
+    ell = ell_of_L(L, ctx)
+    copy_start = ctx.sqrt((ell - 1) / L)
+
+    def action_gap(P):
+        uniform, copy = local_minimum(1 / ctx.mpf(L), P), local_minimum(copy_start, P)
+        assert copy > 2 * uniform
+        action = lambda a: softmax_action_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
+        return action(copy) - action(uniform)
+
+    balance = L * V * ell**3 / ((V - 1) * (ell - 1))
+    return ctx.findroot(action_gap, balance), balance
+
+
+def test_P_star_approaches_the_dominant_balance_and_its_leading_law():
+    ctx = mpmath.mp.clone()
+    ctx.dps = 50
+    V = 16
+    to_balance, to_leading = [], []
+    leading = leading_P_star()["leading"]
+    for L in (10**4, 10**6, 10**9, 10**12):
+        P_star, balance = softmax_coexistence(L, V, ctx)
+        to_balance.append(float(P_star / balance))
+        law = sp.N(leading.subs({L_symbol: L, V_symbol: V, sG: 1, sp.Symbol("beta0", positive=True): 1}), 50)
+        to_leading.append(float(P_star / ctx.mpf(str(law))))
+    assert all(np.diff(to_balance) < 0) and to_balance[-1] - 1 < 0.01, to_balance
+    assert all(np.diff(to_leading) < 0) and to_leading[-1] < 1.35, to_leading
+
+
+def test_growing_lambert_branch_solves_the_balance_equation():
+    ctx = mpmath.mp.clone()
+    ctx.dps = 50
+    for L in (10**3, 10**8, 10**20):
+        ell = ell_of_L(L, ctx)
+        assert abs(2 * ell - ctx.log(L * (ell - 1))) < ctx.mpf(10) ** -40
+    solution = coexistence_solution()
+    assert solution["x"] == sp.Symbol("ell", positive=True) - 1
+
+
+def test_isotropic_ratio_limits_and_the_note_bound():
+    ratio = isotropic_ratio()
+    assert sp.simplify(ratio["excess_large_L"] - V_symbol / (V_symbol - 1)) == 0
+    excess = ratio["excess_over_note_bound_squared"]
+    for L in (4, 64, 4096):
+        for V in (2, 16, 256):
+            assert float(excess.subs({L_symbol: L, V_symbol: V})) > 1  # sqrt(L/V) is exceeded, slightly
+
+
+@settings(max_examples=15, deadline=None)
+@given(L=st.integers(8, 4096), V=st.integers(2, 256), s=st.floats(1e-6, 1e3), lam_value=st.floats(0.1, 10),
+       beta_value=st.floats(1e-4, 1.0))
+def test_isotropic_ratio_lies_between_its_limits(L, V, s, lam_value, beta_value):
+    """P_G / P1 from the generated kernels (isotropic s1 = sG = s) is bounded by the prior-dominated limit."""
+    P1 = linear_second_order_point(L, V, s, lam_value, beta_value)
+    PG = linear_copy_mode_onset(L, V, s, s, lam_value, beta_value)
+    ratio = isotropic_ratio()
+    values = {L_symbol: L, V_symbol: V}
+    upper = float(sp.sqrt(ratio["prior_dominated_squared"].subs(values)))
+    lower = float(ratio["occam_dominated"].subs(values))
+    assert min(lower, upper) * (1 - 1e-9) <= PG / P1 <= max(lower, upper) * (1 + 1e-9)

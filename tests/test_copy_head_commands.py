@@ -1,0 +1,61 @@
+"""The phase-diagram and scaling commands: JSON keys, plot, provenance, one-line errors."""
+
+import json
+
+import pytest
+
+from emergence.cli import main
+
+PHASE_DIAGRAM_KEYS = {"attention", "L", "V", "convention", "P", "c1", "cG", "loss", "transitions", "provenance"}
+TRANSITION_KEYS = {"P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"}
+SCALING_KEYS = {"claim", "law", "convention", "sizes", "P_star", "ratio", "local_exponent", "fit", "holds",
+                "tolerance", "dps", "provenance"}
+
+
+def test_phase_diagram_json_and_plot(tmp_path, capsys):
+    out, plot = tmp_path / "pd.json", tmp_path / "pd.png"
+    assert main(["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--P-min", "100",
+                 "--P-max", "1e5", "--points", "120", "--json", str(out), "--plot", str(plot)]) == 0
+    record = json.loads(out.read_text())
+    assert set(record) == PHASE_DIAGRAM_KEYS
+    assert set(record["transitions"]) == TRANSITION_KEYS
+    assert len(record["P"]) == len(record["c1"]) == len(record["cG"]) == len(record["loss"]) == 120
+    assert record["transitions"]["P1"] is None and record["transitions"]["P_star"] > 100
+    low, high = record["transitions"]["spinodals"]
+    assert low < record["transitions"]["P_star"] < high
+    assert record["provenance"]["config"]["L"] == 64
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert "P_star" in capsys.readouterr().out
+
+
+def test_phase_diagram_linear_to_stdout(capsys):
+    assert main(["phase-diagram", "--attention", "linear", "--L", "64", "--V", "8", "--points", "100",
+                 "--convention", "c=0", "--json", "-"]) == 0
+    text = capsys.readouterr().out
+    record = json.loads(text[text.index("{"):])
+    assert record["transitions"]["P1"] > 0 and record["transitions"]["P_star"] is None
+    assert record["convention"]["architecture"] == "T"
+    assert all(v is not None for v in record["loss"])
+
+
+def test_scaling_json_reports_exponents(tmp_path, capsys):
+    out = tmp_path / "s.json"
+    assert main(["scaling", "--claim", "linear-second-order", "--dps", "30", "--quick", "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert set(record) == SCALING_KEYS
+    assert record["law"] == "V**2" and record["holds"] is True
+    printed = capsys.readouterr().out
+    assert "measured local exponent" in printed and "spread" in printed
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["phase-diagram", "--attention", "linear", "--L", "1", "--V", "8"], "L must be"),
+    (["phase-diagram", "--attention", "linear", "--L", "64", "--V", "8", "--P-min", "10", "--P-max", "1"], "P-min"),
+    (["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--convention", "b=1"], "unknown convention"),
+    (["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--convention", "architecture=M"], "architecture M"),
+    (["scaling", "--claim", "linear-second-order", "--dps", "5"], "--dps"),
+])
+def test_bad_input_is_a_one_line_error(arguments, message, capsys):
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("emergence: error:") and message in error and error.count("\n") == 1

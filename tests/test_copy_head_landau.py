@@ -1,0 +1,100 @@
+"""Step 4: Landau coefficients and P1 against finite differences of the full reduced action."""
+
+import warnings
+
+import mpmath
+import numpy as np
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.kernels.copy_head_linear import (
+    linear_action, linear_action_gradient, linear_action_hessian, linear_action_mp, linear_copy_mode_onset,
+    linear_landau, linear_second_order_point,
+)
+from numerics.kernels.copy_head_scales import copy_head_scales
+from theory.copy_head.landau import leading_second_order_point
+from theory.copy_head.symbols import lam as lam_symbol, sigma2
+
+
+def default_point(L, V, P_factor):
+    s1, sG, lam, beta = copy_head_scales(L, V, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)
+    P1 = linear_second_order_point(L, V, s1, lam, beta)
+    return float(P1 * P_factor), float(s1), float(sG), float(lam), float(beta)
+
+
+def conditional_minimum_action(c1, P, L, V, s1, sG, lam, beta, ctx):
+    """min over cG of S_lin(c1, cG) at 50 digits (Newton on dS/dcG by mpmath)."""
+    def dS(cG):
+        return ctx.diff(lambda y: linear_action_mp(c1, y, P, L, V, s1, sG, lam, beta, ctx=ctx), cG)
+    root = ctx.findroot(dS, ctx.mpf(0))
+    return linear_action_mp(c1, root, P, L, V, s1, sG, lam, beta, ctx=ctx)
+
+
+@settings(max_examples=6, deadline=None)
+@given(L=st.integers(16, 512), V=st.integers(2, 16), P_factor=st.floats(0.5, 2.0))
+def test_landau_coefficients_equal_finite_differences_of_the_relaxed_action(L, V, P_factor):
+    P, s1, sG, lam, beta = default_point(L, V, P_factor)
+    ctx = mpmath.mp.clone()
+    ctx.dps = 50
+    h = ctx.mpf("1e-4")
+    values = [conditional_minimum_action(j * h, P, L, V, s1, sG, lam, beta, ctx) for j in range(4)]
+    # S_eff(c) = S0 + r c^2 + u c^4 + w c^6: solve the 4 x 4 system at c = 0, h, 2h, 3h.
+    matrix = ctx.matrix([[1, (j * h) ** 2, (j * h) ** 4, (j * h) ** 6] for j in range(4)])
+    S0, r_fd, u_fd, _ = ctx.lu_solve(matrix, ctx.matrix(values))
+    r, u = linear_landau(P, L, V, s1, sG, lam, beta)
+    assert abs(float(r_fd) - r) <= 1e-7 * max(1.0, abs(r))
+    assert abs(float(u_fd) - u) <= 1e-4 * max(1.0, abs(u))
+
+
+@settings(max_examples=10, deadline=None)
+@given(L=st.integers(8, 2048), V=st.integers(2, 64), P_factor=st.floats(0.2, 5.0),
+       c1=st.floats(-1, 1), cG=st.floats(-0.3, 0.3))
+def test_gradient_and_hessian_kernels_equal_torch_autograd(L, V, P_factor, c1, cG):
+    P, s1, sG, lam, beta = default_point(L, V, P_factor)
+    x = torch.tensor([c1, cG], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        def action(z):
+            return linear_action(z[0], z[1], P, L, V, s1, sG, lam, beta, xp=torch)
+        gradient = torch.autograd.grad(action(x), x)[0].numpy()
+        hessian = torch.autograd.functional.hessian(action, x).numpy()
+    generated_gradient = np.array(linear_action_gradient(c1, cG, P, L, V, s1, sG, lam, beta))
+    h11, h12, h22 = linear_action_hessian(c1, cG, P, L, V, s1, sG, lam, beta)
+    np.testing.assert_allclose(generated_gradient, gradient, rtol=1e-8, atol=1e-8 * np.abs(gradient).max())
+    np.testing.assert_allclose(np.array([[h11, h12], [h12, h22]]), hessian, rtol=1e-8,
+                               atol=1e-8 * np.abs(hessian).max())
+
+
+@settings(max_examples=15, deadline=None)
+@given(L=st.integers(8, 4096), V=st.integers(2, 64), a=st.floats(0, 2), c=st.floats(0, 2),
+       d=st.floats(0, 2), sigma=st.floats(0.2, 5), lam_scale=st.floats(0.2, 5))
+def test_P1_is_a_second_order_point(L, V, a, c, d, sigma, lam_scale):
+    """At P1 the uncoupled curvature vanishes; the relaxed r changes sign nearby and u > 0."""
+    s1, sG, lam, beta = copy_head_scales(L, V, sigma, a, lam_scale, c, 1.0, d, 0.0)
+    P1 = float(linear_second_order_point(L, V, s1, lam, beta))
+    h11, _, _ = linear_action_hessian(0.0, 0.0, P1, L, V, s1, sG, lam, beta)
+    scale = 1.0 / s1
+    assert abs(h11) <= 1e-8 * scale
+    r_below, u = linear_landau(P1 * 0.9, L, V, s1, sG, lam, beta)
+    r_above, u_above = linear_landau(P1 * 1.1, L, V, s1, sG, lam, beta)
+    assert r_below > 0 > r_above
+    assert u > 0 and u_above > 0
+
+
+def test_copy_mode_onset_zeroes_the_copy_curvature():
+    P, s1, sG, lam, beta = default_point(256, 16, 1.0)
+    PG = linear_copy_mode_onset(256, 16, s1, sG, lam, beta)
+    h11, h12, h22 = linear_action_hessian(0.0, 0.0, PG, 256, 16, s1, sG, lam, beta)
+    assert abs(h11 - 2 * h12 + h22) <= 1e-8 * (255 / sG)
+
+
+def test_leading_P1_matches_the_closed_form_at_large_L_and_V():
+    """P1 / V^2 -> (1 + sqrt(1 + 4/(lam sigma^2)))/2, checked at L = 1e9, V = 1e3 (50 digits)."""
+    coefficient = leading_second_order_point()["coefficient_of_V2"]
+    for sigma, lam in ((1.0, 1.0), (0.5, 2.0)):
+        expected = float(coefficient.subs({sigma2: sigma, lam_symbol: lam}))
+        s1, sG, lam_value, beta = copy_head_scales(1e9, 1e3, sigma, 0.0, lam, 0.0, 1.0, 1.0, 0.0)
+        P1 = linear_second_order_point(1e9, 1e3, s1, lam_value, beta)
+        assert abs(P1 / 1e6 - expected) <= 2e-3 * expected
+    assert abs(float(coefficient.subs({sigma2: 1, lam_symbol: 1})) - (1 + 5**0.5) / 2) < 1e-15

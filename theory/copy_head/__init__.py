@@ -1,0 +1,19 @@
+r"""Copy-head emergence as a phase transition: the model and every derivation step (SymPy).
+
+This is a *reconstruction* inside the framework of Lavie et al., arXiv 2606.12058 (only the
+abstract is available).  Modules, in derivation order:
+
+- :mod:`.conventions`: the explicit knobs (:class:`Convention`);
+- :mod:`.symbols`: the shared SymPy symbols;
+- :mod:`.token_algebra`, :mod:`.patterns`: the V x V and L x L matrix algebras the steps use;
+- :mod:`.model`: the task, the architectures (T and M) and their scales;
+- :mod:`.marginal`: step 1, the exact Gaussian marginal over the readout W;
+- :mod:`.population`: step 2, the average over i.i.d. one-hot tokens;
+- :mod:`.order_parameters`: step 3, the architecture prior on the symmetric family and the
+  reduced linear action;
+- :mod:`.landau`: step 4, the Landau expansion of the linear action;
+- :mod:`.softmax`: step 5, the softmax pushforward and the reduced softmax action;
+- :mod:`.loss`: step 6, predicted losses;
+- :mod:`.isotropic_bound`, :mod:`.asymptotics`: the convention-study bound and the leading P*;
+- :mod:`.kernels`: the generated kernels; :mod:`.document`: the generated derivation document.
+"""

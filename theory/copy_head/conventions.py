@@ -1,0 +1,96 @@
+r"""The convention knobs of the copy-head model, as one frozen value.
+
+Every scale the reconstruction depends on is an explicit field:
+
+- ``architecture``: ``"T"`` (queries and keys on token :math:`\oplus` position, the default)
+  or ``"M"`` (free positional logits);
+- G-prior variance :math:`\sigma_G^2 L^{-a}` (per entry of :math:`W_{QK}` for T, of G for M);
+- readout prior variance :math:`\lambda = \sigma_W^2 V^{-c}`;
+- inverse temperature :math:`\beta = \beta_0 L^{-d} V^{-e}` (``d = 1``: loss averaged per position);
+- linear attention normalised as ``"G/L"`` (A = G/L) or ``"G"`` (A = G);
+- ``"cyclic"`` or ``"open"`` shift; ``"raw"`` or ``"centred"`` one-hot targets.
+
+>>> Convention.parse("a=1,c=0,architecture=M").as_dict()["architecture"]
+'M'
+>>> Convention.parse("a=1").a
+1.0
+>>> Convention.parse("b=2")
+Traceback (most recent call last):
+...
+theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, beta0, d, e, normalisation, shift, targets
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from theory.errors import EmergenceError
+
+_CHOICES = {
+    "architecture": ("T", "M"),
+    "normalisation": ("G/L", "G"),
+    "shift": ("cyclic", "open"),
+    "targets": ("raw", "centred"),
+}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """Scales and discrete choices of the copy-head model (defaults: model T of the note)."""
+
+    architecture: str = "T"
+    sigma_G2: float = 1.0
+    a: float = 0.0
+    sigma_W2: float = 1.0
+    c: float = 0.0
+    beta0: float = 1.0
+    d: float = 1.0
+    e: float = 0.0
+    normalisation: str = "G/L"
+    shift: str = "cyclic"
+    targets: str = "raw"
+
+    def __post_init__(self):
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise EmergenceError(
+                    f"convention {name}={getattr(self, name)!r} is not one of {', '.join(allowed)}"
+                )
+        for name in ("sigma_G2", "sigma_W2", "beta0"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise EmergenceError(f"convention {name} must be positive, got {value}")
+
+    @classmethod
+    def parse(cls, text: str) -> "Convention":
+        """A convention from ``"key=value,key=value"`` (unnamed fields keep their defaults)."""
+        known = {f.name: f for f in fields(cls)}
+        values: dict[str, object] = {}
+        for item in filter(None, (part.strip() for part in text.split(","))):
+            key, separator, raw = item.partition("=")
+            key, raw = key.strip(), raw.strip()
+            if not separator:
+                raise EmergenceError(f"convention item {item!r} is not key=value")
+            if key not in known:
+                raise EmergenceError(f"unknown convention field {key!r}; fields: {', '.join(known)}")
+            if key in _CHOICES:
+                values[key] = raw
+            else:
+                try:
+                    values[key] = float(raw)
+                except ValueError:
+                    raise EmergenceError(f"convention {key}={raw!r} is not a number") from None
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, object]:
+        """Field name -> value (JSON-ready)."""
+        return asdict(self)
+
+    @property
+    def attention_normalisation_exponent(self) -> int:
+        """k in A = G / L**k for linear attention (1 for ``"G/L"``, 0 for ``"G"``)."""
+        return 1 if self.normalisation == "G/L" else 0
+
+
+DEFAULT_CONVENTION = Convention()
+"""Model T of the note: sigma^2 = lambda = 1, beta = 1/L, A = G/L, cyclic shift, raw targets."""

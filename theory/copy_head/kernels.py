@@ -1,0 +1,168 @@
+r"""Generated kernels of the copy-head theory (see ``docs/derivations/copy_head.md``).
+
+Kernels take the convention's *scalars*, so one kernel serves every convention:
+``copy_head_scales`` turns the knobs into the effective variances, and the action kernels
+take those.  ``sG`` is always the prior variance along the unit copy direction
+(S - J/L)/sqrt(L - 1) of the object the attention is built from: the linear attention matrix
+A for the linear kernels, the logit matrix G for the softmax kernels.
+
+>>> [module.name for module in kernel_modules()]
+['copy_head_scales', 'copy_head_linear', 'copy_head_softmax']
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from theory.codegen import Kernel, KernelModule
+from theory.copy_head.bulk import R_bulk, R_row, linear_reduced_action_M, s_A
+from theory.copy_head.landau import copy_mode_onset, landau_coefficients, second_order_point
+from theory.copy_head.loss import linear_losses, softmax_losses
+from theory.copy_head.model import SCALE_LAWS
+from theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action
+from theory.copy_head.softmax import s, softmax_reduced_action, softmax_reduced_action_M, t
+from theory.copy_head.symbols import (
+    L, P, V, a, aG, beta, beta0, c, c1, cG, d, e, lam, s1, sG, sigma2, sigma_G2, sigma_W2,
+)
+
+k = sp.Symbol("k", real=True)
+"""Linear-attention normalisation exponent: A = G / L**k."""
+
+SIZE_DOMAIN = {"L": (4.0, 4096.0, "log"), "V": (2.0, 256.0, "log"), "P": (1.0, 1e6, "log")}
+SCALE_DOMAIN = {
+    "s1": (1e-4, 1.0, "log"), "sG": (1e-6, 1.0, "log"), "lam": (0.1, 10.0, "log"),
+    "beta": (1e-3, 1.0, "log"), "s": (0.1, 10.0, "log"),
+}
+KNOB_DOMAIN = {
+    "sigma_G2": (0.1, 10.0, "log"), "a": (0.0, 3.0, "uniform"), "sigma_W2": (0.1, 10.0, "log"),
+    "c": (0.0, 2.0, "uniform"), "beta0": (0.1, 10.0, "log"), "d": (0.0, 2.0, "uniform"),
+    "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "int"),
+}
+ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
+                "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
+                "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
+DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN}
+KNOBS = (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e)
+
+
+def _domain(arguments) -> dict:
+    return {symbol.name: DOMAIN[symbol.name] for symbol in arguments}
+
+
+def _kernel(name, arguments, outputs, summary, **domain_overrides) -> Kernel:
+    return Kernel(name, tuple(arguments), tuple(outputs), summary, {**_domain(arguments), **domain_overrides})
+
+
+def _with_laws(expression: sp.Expr) -> sp.Expr:
+    return expression.subs({sigma2: SCALE_LAWS["sigma2"]})
+
+
+@lru_cache(maxsize=None)
+def scales_module() -> KernelModule:
+    """Convention knobs -> effective variances (architectures T and M)."""
+    scales_T = effective_linear_scales("T", 1)
+    general_T = effective_linear_scales("T", 0)
+    general_M = effective_linear_scales("M", 0)
+    lam_law, beta_law = SCALE_LAWS["lam"], SCALE_LAWS["beta"]
+    normalised = L ** (-2 * k)
+    kernels = (
+        _kernel("copy_head_scales", KNOBS,
+                (("s1", _with_laws(scales_T["s1"])), ("sG", _with_laws(scales_T["sG"])),
+                 ("lam", lam_law), ("beta", beta_law)),
+                "Architecture T, linear attention A = G/L: variances of A along J/L and the copy "
+                "direction, readout variance, inverse temperature."),
+        _kernel("copy_head_scales_T", (*KNOBS, k),
+                (("s1", _with_laws(general_T["s1"]) * normalised),
+                 ("sG", _with_laws(general_T["sG"]) * normalised),
+                 ("lam", lam_law), ("beta", beta_law)),
+                "Architecture T, linear attention A = G/L**k."),
+        _kernel("copy_head_scales_M", (*KNOBS, k),
+                (("s1", _with_laws(general_M["s1"]) * normalised),
+                 ("sG", _with_laws(general_M["sG"]) * normalised),
+                 ("lam", lam_law), ("beta", beta_law)),
+                "Architecture M (isotropic positional logits), linear attention A = G/L**k."),
+        _kernel("copy_head_softmax_scales", KNOBS,
+                (("sG", _with_laws(general_T["sG"])), ("lam", lam_law), ("beta", beta_law)),
+                "Architecture T, softmax attention: logit variance along the copy direction."),
+        _kernel("copy_head_softmax_scales_M", KNOBS,
+                (("s", _with_laws(general_M["sG"])), ("lam", lam_law), ("beta", beta_law)),
+                "Architecture M, softmax attention: entry variance of the positional logits."),
+    )
+    return KernelModule("copy_head_scales", "theory.copy_head.order_parameters", kernels)
+
+
+@lru_cache(maxsize=None)
+def linear_module() -> KernelModule:
+    """Reduced linear action, its derivatives, losses, Landau coefficients, closed forms."""
+    action = linear_reduced_action("raw")
+    centred = linear_reduced_action("centred")
+    arguments = (c1, cG, P, L, V, s1, sG, lam, beta)
+    landau = landau_coefficients("raw", coupled=True)
+    action_M = linear_reduced_action_M("raw")
+    losses = linear_losses()
+    kernels = (
+        _kernel("linear_action", arguments, (("S", action),),
+                "S_lin(c1, cG): prior plus population data action (raw targets, cyclic shift)."),
+        _kernel("linear_action_gradient", arguments,
+                (("dS_dc1", sp.diff(action, c1)), ("dS_dcG", sp.diff(action, cG))),
+                "Gradient of S_lin."),
+        _kernel("linear_action_hessian", arguments,
+                (("d2S_dc1dc1", sp.diff(action, c1, 2)), ("d2S_dc1dcG", sp.diff(action, c1, cG)),
+                 ("d2S_dcGdcG", sp.diff(action, cG, 2))),
+                "Hessian of S_lin."),
+        _kernel("linear_action_centred", arguments,
+                (("S", centred), ("dS_dc1", sp.diff(centred, c1)), ("dS_dcG", sp.diff(centred, cG))),
+                "S_lin with centred targets, and its gradient."),
+        _kernel("linear_test_loss", (c1, cG, L, V), (("loss", losses["infinite_data"]),),
+                "Per-position test loss with the optimal readout (P -> oo); undefined at c1 = cG = 0.",
+                c1=(0.01, 1.0, "log")),
+        _kernel("linear_posterior_test_loss", (c1, cG, P, L, V, lam, beta),
+                (("loss", losses["posterior_mean"]),),
+                "Per-position loss of the posterior-mean readout at finite P (population level)."),
+        _kernel("linear_landau", (P, L, V, s1, sG, lam, beta), (("r", landau["r"]), ("u", landau["u"])),
+                "S_eff(c1) = S0 + r c1**2 + u c1**4 with cG at its conditional minimum."),
+        _kernel("linear_second_order_point", (L, V, s1, lam, beta), (("P1", second_order_point("raw")),),
+                "P1: root of the uniform-mode curvature H_11 (copy coupling neglected)."),
+        _kernel("linear_copy_mode_onset", (L, V, s1, sG, lam, beta), (("PG", copy_mode_onset("raw")),),
+                "P_G: root of the curvature along the copy direction S - J/L at the symmetric point "
+                "(s1 does not enter; kept for a stable signature)."),
+        _kernel("linear_action_M", (c1, cG, R_row, R_bulk, P, L, V, s_A, lam, beta),
+                (("S", action_M),) + tuple((f"dS_d{v.name}", sp.diff(action_M, v)) for v in (c1, cG, R_row, R_bulk)),
+                "Model M with its bulk: S(c1, cG, R_row, R_bulk) (isotropic entry variance s of A, entropy "
+                "of the row-sum part and of the bulk), and its gradient."),
+    )
+    return KernelModule("copy_head_linear", "theory.copy_head.landau", kernels)
+
+
+@lru_cache(maxsize=None)
+def softmax_module() -> KernelModule:
+    """Reduced softmax actions (T: one order parameter; M: aG and the others' variance t)."""
+    action = softmax_reduced_action("raw")
+    action_M = softmax_reduced_action_M("raw")
+    arguments = (aG, P, L, V, sG, lam, beta)
+    arguments_M = (aG, t, P, L, V, s, lam, beta)
+    losses = softmax_losses()
+    kernels = (
+        _kernel("softmax_action", arguments, (("S", action),),
+                "S_soft(aG), architecture T on the bulk-free family (raw targets, cyclic shift)."),
+        _kernel("softmax_action_derivative", arguments, (("dS_daG", sp.diff(action, aG)),),
+                "dS_soft/daG."),
+        _kernel("softmax_action_second_derivative", arguments, (("d2S_daG2", sp.diff(action, aG, 2)),),
+                "d2S_soft/daG2."),
+        _kernel("softmax_test_loss", (aG, L, V), (("loss", losses["infinite_data"]),),
+                "Per-position test loss with the optimal readout (P -> oo)."),
+        _kernel("softmax_posterior_test_loss", (aG, P, L, V, lam, beta), (("loss", losses["posterior_mean"]),),
+                "Per-position loss of the posterior-mean readout at finite P."),
+        _kernel("softmax_action_M", arguments_M,
+                (("S", action_M), ("dS_daG", sp.diff(action_M, aG)), ("dS_dt", sp.diff(action_M, t))),
+                "S_soft(aG, t), architecture M (per-row pushforward with the others' variance t), "
+                "and its gradient."),
+    )
+    return KernelModule("copy_head_softmax", "theory.copy_head.softmax", kernels)
+
+
+def kernel_modules() -> list[KernelModule]:
+    """The copy-head kernel modules, in registry order."""
+    return [scales_module(), linear_module(), softmax_module()]

@@ -1,0 +1,152 @@
+r"""Step 3: the architecture prior on the symmetric family and the reduced linear action.
+
+Symmetric family.  Dropping the bulk, the attention matrix is restricted to
+:math:`A = c_1 J/L + c_G S` (uniform pooling and copy), or equivalently
+:math:`A = u\,J/L + c_G (S - J/L)` with :math:`u = c_1 + c_G = \mathbf 1^TA\mathbf 1/L`.
+
+Architecture T.  The logits :math:`G = Z W_{QK} Z^T` with :math:`Z = [X, I_L]` are
+independent of the tokens exactly for :math:`W_{tt} = tJ_V`, :math:`W_{tp} = \mathbf 1_V u^T`,
+:math:`W_{pt} = v\mathbf 1_V^T` and any :math:`W_{pp}` (one-hot rows: :math:`X\mathbf 1_V =
+\mathbf 1_L`).  The Gaussian prior restricted to that subspace pushes forward to a Gaussian
+on G whose covariance operator is the sum over unit-norm generators
+(:func:`query_key_logit_covariance`):
+
+.. math:: \Sigma(G) = \sigma^2 (I + J/V)\, G\, (I + J/V),
+
+so uniform pooling is cheap: along J/L the variance is :math:`\sigma^2(1 + L/V)^2`, along the
+copy direction (zero row and column sums) it is :math:`\sigma^2`.  Architecture M has
+:math:`\Sigma = \sigma^2\,\mathrm{id}`.  Linear attention A = G/L^k rescales both by
+:math:`L^{-2k}`: for T with k = 1, :math:`s_1 = \sigma^2(1/V + 1/L)^2`, :math:`s_G = \sigma^2/L^2`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy as sp
+
+from theory.copy_head.patterns import Pattern, attention_invariants, shift_entries, two_sided_quadratic_form
+from theory.copy_head.population import population_action
+from theory.copy_head.symbols import L, V, c1, cG, m, n, q, r, s1, sG, sigma2, u
+
+J_LEFT, J_RIGHT = sp.symbols("J_left J_right", positive=True)
+"""Left and right multiplication by J = 11^T (commuting operators on L x L matrices)."""
+
+
+def query_key_generators() -> list[tuple[str, sp.Expr]]:
+    r"""Unit-norm generators of the token-independent W_QK family and their covariance terms.
+
+    A unit generator g contributes :math:`G \mapsto \langle g, G\rangle g` to :math:`\Sigma/\sigma^2`:
+
+    - :math:`W_{pp} = E_{ij}` (all i, j): the identity;
+    - :math:`W_{tt} = J_V/V` (unit norm) gives :math:`X J_V X^T/V = J_L/V`, so :math:`J G J / V^2`;
+    - :math:`W_{tp} = \mathbf 1_V e_k^T/\sqrt V` gives :math:`\mathbf 1_L e_k^T/\sqrt V`; summed over k,
+      :math:`\sum_k (\mathbf 1^T G e_k)\mathbf 1 e_k^T / V = J G/V`;
+    - :math:`W_{pt} = e_k \mathbf 1_V^T/\sqrt V` likewise gives :math:`G J/V`.
+    """
+    return [
+        ("position-position", sp.Integer(1)),
+        ("token-token", J_LEFT * J_RIGHT / V**2),
+        ("token-position", J_LEFT / V),
+        ("position-token", J_RIGHT / V),
+    ]
+
+
+@lru_cache(maxsize=None)
+def query_key_logit_covariance() -> dict[str, sp.Expr]:
+    r"""Covariance operator of the token-independent logits of architecture T (per :math:`\sigma^2`).
+
+    Returns ``operator`` (a polynomial in J_left, J_right), its factorised form and the
+    precision's ``kappa``: :math:`(I + J/V)^{-1} = I + \kappa J` solved in the algebra
+    :math:`J^2 = L J`.
+
+    >>> query_key_logit_covariance()["factorised"]
+    (J_left + V)*(J_right + V)/V**2
+    >>> query_key_logit_covariance()["kappa"]
+    -1/(L + V)
+    """
+    operator = sp.Add(*(term for _, term in query_key_generators()))
+    factorised = sp.factor(operator)
+    j, kappa = sp.symbols("j kappa")
+    one_side = sp.expand((1 + j / V) * (1 + kappa * j))
+    reduced = sp.expand(one_side.subs(j**2, L * j))
+    kappa_value = sp.solve(sp.Eq(reduced.coeff(j, 1), 0), kappa)[0]
+    return {"operator": operator, "factorised": factorised, "kappa": sp.simplify(kappa_value)}
+
+
+def logit_precision_kappa(architecture: str) -> sp.Expr:
+    """kappa of the precision I + kappa J acting on both sides (0 for architecture M)."""
+    if architecture == "T":
+        return query_key_logit_covariance()["kappa"]
+    if architecture == "M":
+        return sp.Integer(0)
+    raise ValueError(f"unknown architecture {architecture!r}")
+
+
+def logit_prior_cost(G: Pattern, architecture: str, shift: str = "cyclic") -> sp.Expr:
+    r""":math:`\langle G, \Sigma^{-1} G\rangle / 2 = \operatorname{tr}(G^TKGK)/(2\sigma^2)` for a logit pattern G."""
+    kappa = logit_precision_kappa(architecture)
+    return two_sided_quadratic_form(G, kappa, L, shift) / (2 * sigma2)
+
+
+def linear_pattern(uniform_coefficient=c1, copy_coefficient=cG) -> Pattern:
+    """A = c1 J/L + cG S."""
+    return Pattern({"uniform": uniform_coefficient, "shift": copy_coefficient})
+
+
+def linear_attention_prior_cost(architecture: str, normalisation_exponent: int = 1,
+                                shift: str = "cyclic") -> sp.Expr:
+    """Prior cost of A = c1 J/L + cG S for linear attention A = G / L**k (in sigma2)."""
+    G = linear_pattern(c1 * L**normalisation_exponent, cG * L**normalisation_exponent)
+    return sp.expand(logit_prior_cost(G, architecture, shift))
+
+
+@lru_cache(maxsize=None)
+def effective_linear_scales(architecture: str = "T", normalisation_exponent: int = 1) -> dict[str, sp.Expr]:
+    r"""s1 and sG: prior variances of A along the unit directions J/L and (S - J/L)/sqrt(L - 1).
+
+    Derived from the Hessian of the cyclic prior cost in the orthogonal coordinates
+    :math:`(u, c_G)`, :math:`u = c_1 + c_G`; the off-diagonal entry vanishes (returned as
+    ``coupling`` for the record).
+
+    >>> effective_linear_scales("T")["s1"]
+    sigma2*(L + V)**2/(L**2*V**2)
+    >>> effective_linear_scales("T")["sG"]
+    sigma2/L**2
+    """
+    cost = linear_attention_prior_cost(architecture, normalisation_exponent, "cyclic")
+    in_orthogonal = sp.expand(cost.subs(c1, u - cG))
+    hessian = sp.hessian(in_orthogonal, (u, cG))
+    copy_norm2 = shift_entries(L, "cyclic") - 1
+    return {
+        "s1": sp.factor(1 / hessian[0, 0]),
+        "sG": sp.factor(copy_norm2 / hessian[1, 1]),
+        "coupling": sp.simplify(hessian[0, 1]),
+    }
+
+
+def linear_prior_in_scales() -> sp.Expr:
+    r""":math:`u^2/(2 s_1) + (L-1) c_G^2/(2 s_G)` with u = c1 + cG (cyclic shift, either architecture)."""
+    return (c1 + cG) ** 2 / (2 * s1) + (L - 1) * cG**2 / (2 * sG)
+
+
+@lru_cache(maxsize=None)
+def linear_reduced_action(targets: str = "raw") -> sp.Expr:
+    r"""S_lin(c1, cG): prior (in s1, sG) plus the population data action on the symmetric family.
+
+    Cyclic shift; the invariants of :math:`A = c_1J/L + c_GS` are
+    :math:`q = c_1^2 + 2c_1c_G + Lc_G^2`, :math:`m = c_1 + Lc_G`,
+    :math:`r = L(c_1+c_G)^2`, :math:`n = L(c_1 + c_G)`.
+    """
+    invariants = attention_invariants(linear_pattern(), L, "cyclic")
+    data = population_action("cyclic", targets).subs({q: invariants["q"], m: invariants["m"],
+                                                      r: invariants["r"], n: invariants["n"]},
+                                                     simultaneous=True)
+    return linear_prior_in_scales() + data
+
+
+def linear_prior_check(architecture: str, normalisation_exponent: int = 1) -> sp.Expr:
+    """Difference between the architecture's cyclic prior cost and the (s1, sG) form (0 when consistent)."""
+    scales = effective_linear_scales(architecture, normalisation_exponent)
+    in_scales = linear_prior_in_scales().subs({s1: scales["s1"], sG: scales["sG"]})
+    return sp.simplify(linear_attention_prior_cost(architecture, normalisation_exponent) - in_scales)
