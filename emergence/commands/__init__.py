@@ -3,5 +3,6 @@
 COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
+    "emergence.commands.derive",
     "emergence.commands.bench",
 )
