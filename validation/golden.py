@@ -19,7 +19,9 @@ from numerics.io import read_json, write_json_atomic
 
 BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 
-GOLDEN_SOURCES: tuple[str, ...] = ()
+GOLDEN_SOURCES: tuple[str, ...] = (
+    "validation.copy_head_derivation_golden",
+)
 """Dotted names of modules that define ``headline_numbers()``."""
 
 
