@@ -5,6 +5,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.check",
     "emergence.commands.phase_diagram",
     "emergence.commands.scaling",
+    "emergence.commands.derive",
     "emergence.commands.bench",
     "emergence.commands.basis",
     "emergence.commands.associate",
