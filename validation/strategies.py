@@ -131,6 +131,9 @@ def text_corpora(draw, max_documents: int = 6, max_words: int = 30) -> str:
     for document in documents[1:]:
         joined += draw(st.sampled_from(["\n\n", "\n \n", "<|endoftext|>", "\n\n\n"])) + document
     return joined
+
+
+@st.composite
 def conventions(draw, architectures: tuple[str, ...] = ("T", "M")):
     r"""Copy-head :class:`~theory.copy_head.conventions.Convention` values over the knobs' useful ranges.
 

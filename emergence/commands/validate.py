@@ -13,6 +13,7 @@ HELP = "train small models and compare them with a theory's predictions"
 
 VALIDATE_MODULES: tuple[str, ...] = (
     "emergence.commands.validate_leading_terms",
+    "emergence.commands.validate_copy_head",
 )
 
 
