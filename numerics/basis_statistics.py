@@ -174,39 +174,49 @@ def basis_statistics(
         (xp.full(positions, 1.0 / positions), (tokens[:, :-1].ravel(), tokens[:, 1:].ravel())), shape=(V, V)
     ).tocsr()
     row_mass = xp.asarray(counts.sum(axis=1)).ravel() / V
-    bigram = counts.toarray() - row_mass[:, None]
-    context = (context_counts.reshape(V, V) - context_marginal[None, :] / V) / positions
-    # B = S - u 1^T with S sparse (at most N T entries): G = B^T (B Phi) in O(N T V + V^2)
-    bigram_context = counts @ context - row_mass[:, None] * context.sum(axis=0)[None, :]
-    composed = counts.T @ bigram_context - xp.ones((V, 1)) * (row_mass @ bigram_context)[None, :]
+    bigram = counts.toarray()
+    bigram -= row_mass[:, None]
+    context = context_counts.reshape(V, V)
+    context -= context_marginal[None, :] / V
+    context /= positions
+    # B = S - u 1^T with S sparse (at most N T entries), so G = B^T (B Phi) costs O(N T V + V^2):
+    # B Phi = S Phi (the columns of Phi sum to 0) and B^T K = S^T K - 1 (u^T K)
+    bigram_context = counts @ context
+    composed = counts.T @ bigram_context
+    composed -= (row_mass @ bigram_context)[None, :]
     if include_interchangeability:
         # B^T B = S^T B - 1 (u^T B), symmetrised (equal in exact arithmetic)
-        product = counts.T @ bigram - xp.ones((V, 1)) * (row_mass @ bigram)[None, :]
-        interchangeability = (product + product.T) / 2
+        interchangeability = counts.T @ bigram
+        interchangeability -= (row_mass @ bigram)[None, :]
+        interchangeability = interchangeability + interchangeability.T
+        interchangeability *= 0.5
     else:
         interchangeability = None
 
-    mean_row = composed.mean(axis=0)
-    causal = xp.tril(xp.ones((T, T), dtype=xp.float64))
-    lag = xp.maximum(xp.arange(T)[:, None] - xp.arange(T)[None, :], 0)
+    # M_{t tau} = G[y_t, x_tau] - mean_k G[k, x_tau], over the causal pairs (t, tau <= t) only;
+    # tril_indices lists the pairs row by row, so row t is the segment ends[t-1]+1 .. ends[t]
+    shifted = (composed - composed.mean(axis=0)[None, :]).reshape(-1)
+    row_ends = (xp.arange(1, T + 1) * xp.arange(2, T + 2)) // 2 - 1
+    lag = rows - columns
     key_query = xp.zeros(V * V, dtype=xp.float64)
-    positional_sum = xp.zeros((T, T), dtype=xp.float64)
+    positional_sum = xp.zeros(rows.shape[0], dtype=xp.float64)
     for part in _chunks(count, T, chunk_elements):
         x, y = tokens[part, :-1], tokens[part, 1:]
-        scores = (composed[y[:, :, None], x[:, None, :]] - mean_row[x][:, None, :]) * causal
-        centred = scores - (scores.sum(axis=2, keepdims=True) * inverse_position[:, None])
-        jacobian_applied = centred * causal * inverse_position[:, None]
-        keys = x[:, :, None] * V + x[:, None, :]
-        key_query += xp.bincount(keys.ravel(), weights=jacobian_applied.ravel(), minlength=V * V)
+        query, key = x[:, rows], x[:, columns]
+        scores = shifted[y[:, rows] * V + key]
+        running = xp.cumsum(scores, axis=1)[:, row_ends]
+        row_sums = xp.concatenate([running[:, :1], running[:, 1:] - running[:, :-1]], axis=1)
+        jacobian_applied = (scores - (row_sums * inverse_position)[:, rows]) * pair_weights
+        key_query += xp.bincount((query * V + key).ravel(), weights=jacobian_applied.ravel(), minlength=V * V)
         positional_sum += jacobian_applied.sum(axis=0)
-    positional = xp.bincount(lag.ravel(), weights=(positional_sum * causal).ravel(), minlength=T)
+    positional = xp.bincount(lag, weights=positional_sum, minlength=T)
 
     return BasisStatistics(
         bigram=bigram,
         interchangeability=interchangeability,
         context=context,
         composed=composed,
-        key_query=key_query.reshape(V, V) / positions,
+        key_query=(key_query / positions).reshape(V, V),
         positional=positional / positions,
         num_sequences=int(count),
         context_length=int(T),
