@@ -7,34 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
-from numerics.kernels.copy_head_softmax import (
-    softmax_action_derivative_mp, softmax_action_mp, softmax_action_second_derivative_mp,
-)
 from theory.copy_head.asymptotics import coexistence_solution, ell_of_L, leading_P_star
 from theory.copy_head.isotropic_bound import isotropic_ratio
-from theory.copy_head.symbols import L as L_symbol, V as V_symbol, beta, lam, sG
-
-
-def softmax_coexistence(L, V, ctx):
-    """Exact coexistence of the two local minima of the full reduced softmax action (model T defaults)."""
-    beta_value = 1 / ctx.mpf(L)
-
-    def local_minimum(start, P):
-        first = lambda a: softmax_action_derivative_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
-        second = lambda a: softmax_action_second_derivative_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
-        return ctx.findroot(first, ctx.mpf(start), df=second, solver="newton")
-
-    ell = ell_of_L(L, ctx)
-    copy_start = ctx.sqrt((ell - 1) / L)
-
-    def action_gap(P):
-        uniform, copy = local_minimum(1 / ctx.mpf(L), P), local_minimum(copy_start, P)
-        assert copy > 2 * uniform
-        action = lambda a: softmax_action_mp(a, P, L, V, 1, 1, beta_value, ctx=ctx)
-        return action(copy) - action(uniform)
-
-    balance = L * V * ell**3 / ((V - 1) * (ell - 1))
-    return ctx.findroot(action_gap, balance), balance
+from theory.copy_head.symbols import L as L_symbol, V as V_symbol, sG
+from validation.copy_head_derivation_golden import softmax_coexistence
 
 
 def test_P_star_approaches_the_dominant_balance_and_its_leading_law():
@@ -44,7 +20,8 @@ def test_P_star_approaches_the_dominant_balance_and_its_leading_law():
     to_balance, to_leading = [], []
     leading = leading_P_star()["leading"]
     for L in (10**4, 10**6, 10**9, 10**12):
-        P_star, balance = softmax_coexistence(L, V, ctx)
+        coexistence = softmax_coexistence(L, V)
+        P_star, balance = coexistence["P_star"], coexistence["balance"]
         to_balance.append(float(P_star / balance))
         law = sp.N(leading.subs({L_symbol: L, V_symbol: V, sG: 1, sp.Symbol("beta0", positive=True): 1}), 50)
         to_leading.append(float(P_star / ctx.mpf(str(law))))

@@ -21,6 +21,7 @@ BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 
 GOLDEN_SOURCES: tuple[str, ...] = (
     "validation.copy_head_golden",
+    "validation.copy_head_derivation_golden",
 )
 """Dotted names of modules that define ``headline_numbers()``."""
 

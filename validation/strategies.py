@@ -87,3 +87,27 @@ def linear_attention_matrices(draw, L: int | None = None, max_L: int = 64, scale
     r"""Unconstrained ``(L, L)`` real matrices with i.i.d. :math:`N(0, \mathrm{scale}^2)` entries."""
     size = L if L is not None else draw(sequence_lengths(2, max_L))
     return _random_state(draw).normal(0.0, scale, size=(size, size))
+
+
+@st.composite
+def conventions(draw, architectures: tuple[str, ...] = ("T", "M")):
+    r"""Copy-head :class:`~theory.copy_head.conventions.Convention` values over the knobs' useful ranges.
+
+    Scales log-uniform in [0.1, 10]; exponents a in [0, 3], c in [0, 2], d in [0, 2], e in [0, 1];
+    every discrete choice (architecture, normalisation, shift, targets) drawn.
+    """
+    from theory.copy_head.conventions import Convention
+
+    return Convention(
+        architecture=draw(st.sampled_from(architectures)),
+        sigma_G2=draw(log_uniform_floats(0.1, 10.0)),
+        a=draw(st.floats(0.0, 3.0)),
+        sigma_W2=draw(log_uniform_floats(0.1, 10.0)),
+        c=draw(st.floats(0.0, 2.0)),
+        beta0=draw(log_uniform_floats(0.1, 10.0)),
+        d=draw(st.floats(0.0, 2.0)),
+        e=draw(st.floats(0.0, 1.0)),
+        normalisation=draw(st.sampled_from(("G/L", "G"))),
+        shift=draw(st.sampled_from(("cyclic", "open"))),
+        targets=draw(st.sampled_from(("raw", "centred"))),
+    )

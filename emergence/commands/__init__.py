@@ -5,5 +5,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.check",
     "emergence.commands.phase_diagram",
     "emergence.commands.scaling",
+    "emergence.commands.derive",
     "emergence.commands.bench",
 )

@@ -114,3 +114,15 @@ def leading_second_order_point() -> dict[str, sp.Expr]:
     large_L = sp.simplify(sp.limit(model_t, L, sp.oo))
     return {"model_T": model_t, "L_to_infinity": large_L,
             "coefficient_of_V2": sp.simplify(sp.limit(large_L / V**2, V, sp.oo))}
+
+
+@lru_cache(maxsize=None)
+def leading_copy_mode_onset() -> dict[str, sp.Expr]:
+    r"""P_G for model T (sG = sigma2/L^2, beta = 1/L): its L^{3/2} coefficient as L -> oo.
+
+    >>> leading_copy_mode_onset()["coefficient_of_L32"]
+    V/(sqrt(lam)*sqrt(sigma2)*sqrt(V - 1))
+    """
+    model_t = copy_mode_onset().subs({sG: sigma2 / L**2, beta: 1 / L})
+    coefficient = sp.simplify(sp.limit(model_t / L ** sp.Rational(3, 2), L, sp.oo))
+    return {"model_T": model_t, "coefficient_of_L32": coefficient}
