@@ -29,7 +29,8 @@ def reference_transitions(attention: str) -> dict:
 def headline_numbers() -> list[HeadlineNumber]:
     where = f"model T, L={L_REFERENCE}, V={V_REFERENCE}"
     return [
-        HeadlineNumber("copy_head.solver.linear.P1", f"linear second-order point P1, root of the smallest Hessian eigenvalue at the symmetric point ({where})",
+        HeadlineNumber("copy_head.solver.linear.P1",
+                       f"linear P1, root of the smallest Hessian eigenvalue at the symmetric point ({where})",
                        lambda: reference_transitions("linear")["P1"], 1e-9),
         HeadlineNumber("copy_head.solver.linear.crossover_onset", f"linear copy onset, steepest rise of cG ({where})",
                        lambda: reference_transitions("linear")["crossover"], 1e-6),
