@@ -58,3 +58,23 @@ def test_radial_entropy_is_the_chi_square_density_of_the_squared_norm(L, radius,
 
 def test_parts_span_all_matrices():
     assert dimension_check() == 0
+
+
+@settings(max_examples=8, deadline=None)
+@given(L=st.integers(4, 512), V=st.integers(2, 32), c1_value=st.floats(-1, 1), cG_value=st.floats(-0.3, 0.3),
+       row=st.floats(1e-3, 5.0), bulk=st.floats(1e-2, 50.0), P_value=st.floats(10, 1e5))
+def test_model_M_gradient_equals_torch_autograd(L, V, c1_value, cG_value, row, bulk, P_value):
+    import warnings
+
+    import torch
+
+    from numerics.kernels.copy_head_linear import linear_action_M
+
+    point = torch.tensor([c1_value, cG_value, row, bulk], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        action, *_ = linear_action_M(point[0], point[1], point[2], point[3], P_value, L, V, 1.0 / L**2, 1.0, 1.0 / L,
+                                     xp=torch)
+        gradient = torch.autograd.grad(action, point)[0].numpy()
+    _, *generated = linear_action_M(c1_value, cG_value, row, bulk, P_value, L, V, 1.0 / L**2, 1.0, 1.0 / L)
+    np.testing.assert_allclose(generated, gradient, rtol=1e-8, atol=1e-8 * np.abs(gradient).max())

@@ -5,6 +5,7 @@ import warnings
 import mpmath
 import numpy as np
 import torch
+from scipy import optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,19 +68,29 @@ def test_gradient_and_hessian_kernels_equal_torch_autograd(L, V, P_factor, c1, c
 
 
 @settings(max_examples=15, deadline=None)
-@given(L=st.integers(8, 4096), V=st.integers(2, 64), a=st.floats(0, 2), c=st.floats(0, 2),
+@given(V=st.integers(2, 64), ratio=st.floats(1.0, 64.0), a=st.floats(0, 2), c=st.floats(0, 2),
        d=st.floats(0, 2), sigma=st.floats(0.2, 5), lam_scale=st.floats(0.2, 5))
-def test_P1_is_a_second_order_point(L, V, a, c, d, sigma, lam_scale):
-    """At P1 the uncoupled curvature vanishes; the relaxed r changes sign nearby and u > 0."""
+def test_P1_is_a_second_order_point(V, ratio, a, c, d, sigma, lam_scale):
+    """The relaxed r changes sign once with u > 0 there; the closed-form P1 (H_11 = 0) is its L >> V limit.
+
+    Measured over random conventions: |P1 / root(r) - 1| <= 7e-3 for L >= 2V, 5e-4 for L >= 4V, but up to 1.9
+    for L ~ V, where the copy coupling H_1G matters.
+    """
+    L = max(int(V * ratio), 2)
     s1, sG, lam, beta = copy_head_scales(L, V, sigma, a, lam_scale, c, 1.0, d, 0.0)
     P1 = float(linear_second_order_point(L, V, s1, lam, beta))
     h11, _, _ = linear_action_hessian(0.0, 0.0, P1, L, V, s1, sG, lam, beta)
-    scale = 1.0 / s1
-    assert abs(h11) <= 1e-8 * scale
-    r_below, u = linear_landau(P1 * 0.9, L, V, s1, sG, lam, beta)
-    r_above, u_above = linear_landau(P1 * 1.1, L, V, s1, sG, lam, beta)
-    assert r_below > 0 > r_above
-    assert u > 0 and u_above > 0
+    assert abs(h11) <= 1e-8 / s1
+    r_of = lambda P: linear_landau(P, L, V, s1, sG, lam, beta)[0]
+    low, high = P1, P1
+    while r_of(low) <= 0:
+        low /= 1.5
+    while r_of(high) >= 0:
+        high *= 1.5
+    root = optimize.brentq(r_of, low, high, rtol=1e-13)
+    assert linear_landau(root, L, V, s1, sG, lam, beta)[1] > 0
+    if L >= 4 * V:
+        assert abs(P1 / root - 1) <= 1e-3
 
 
 def test_copy_mode_onset_zeroes_the_copy_curvature():

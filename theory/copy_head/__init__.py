@@ -11,9 +11,11 @@ abstract is available).  Modules, in derivation order:
 - :mod:`.population`: step 2, the average over i.i.d. one-hot tokens;
 - :mod:`.order_parameters`: step 3, the architecture prior on the symmetric family and the
   reduced linear action;
+- :mod:`.bulk`: model M with its bulk (row-sum and bulk norms, radial entropy);
 - :mod:`.landau`: step 4, the Landau expansion of the linear action;
 - :mod:`.softmax`: step 5, the softmax pushforward and the reduced softmax action;
 - :mod:`.loss`: step 6, predicted losses;
 - :mod:`.isotropic_bound`, :mod:`.asymptotics`: the convention-study bound and the leading P*;
+- :mod:`.steps`: the derivation as printable steps (``emergence derive copy-head``);
 - :mod:`.kernels`: the generated kernels; :mod:`.document`: the generated derivation document.
 """

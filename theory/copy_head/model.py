@@ -22,6 +22,8 @@ Priors :math:`\sigma^2 = \sigma_G^2 L^{-a}`, :math:`W_{uv}\sim\mathcal N(0,\lamb
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import sympy as sp
 
 from theory.copy_head.conventions import Convention
@@ -38,11 +40,22 @@ SCALE_LAWS: dict[str, sp.Expr] = {
 """Entry variance of the attention weight, readout prior variance, inverse temperature."""
 
 
+def _exact_if_simple(value: float) -> sp.Expr:
+    """A Rational when the float is one with denominator <= 1000 (1.0 -> 1, 0.5 -> 1/2), else a Float.
+
+    Exact rationals with huge denominators would make SymPy attempt exact roots such as 96**(p/2**52).
+    """
+    fraction = Fraction(value).limit_denominator(1000)
+    if abs(float(fraction) - value) <= 1e-12 * max(1.0, abs(value)):
+        return sp.Rational(fraction.numerator, fraction.denominator)
+    return sp.Float(value)
+
+
 def convention_scales(convention: Convention) -> dict[str, sp.Expr]:
-    """The three scale laws with the convention's numbers substituted (as rationals; symbolic in L, V)."""
+    """The three scale laws with the convention's numbers substituted (symbolic in L, V)."""
     numbers = {
         sigma_G2: convention.sigma_G2, a: convention.a, sigma_W2: convention.sigma_W2,
         c: convention.c, beta0: convention.beta0, d: convention.d, e: convention.e,
     }
-    values = {symbol: sp.nsimplify(value, rational=True) for symbol, value in numbers.items()}
+    values = {symbol: _exact_if_simple(value) for symbol, value in numbers.items()}
     return {name: law.subs(values) for name, law in SCALE_LAWS.items()}

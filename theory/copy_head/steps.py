@@ -116,12 +116,15 @@ def _landau_step() -> DerivationStep:
         "landau", "Landau expansion at the symmetric point (linear attention)",
         "S is even in (c1, cG) (Z2), so c1 = cG = 0 is stationary. Hessian entries; the effective action "
         "S0 + r c1^2 + u c1^4 with cG held at 0 (shown) or relaxed, cG = alpha c1 (used by the kernels). "
-        "P1 solves H_11 = 0 (one positive root; a spurious negative branch is discarded); u > 0 there makes "
-        "the transition second order. P_G zeroes the curvature along the copy direction S - J/L.",
+        "P1 solves H_11 = 0 (one positive root; a spurious negative branch is discarded); it equals the root of "
+        "the relaxed r to 5e-4 for L >= 4V (measured; up to a factor ~3 off for L ~ V, where the copy coupling "
+        "matters). u > 0 there makes the transition second order, with c1^2 = -r/(2u) ~ (P - P1): the mean-field "
+        "exponent 1/2. P_G zeroes the curvature along the copy direction S - J/L.",
         (Equation("H11", _S("H_11"), hessian[0, 0]), Equation("H1G", _S("H_1G"), hessian[0, 1]),
          Equation("H_copy", _S("H_copy"), copy_direction_curvature("raw")),
          Equation("r_uncoupled", _S("r"), uncoupled["r"]), Equation("u_uncoupled", _S("u"), sp.factor(uncoupled["u"])),
          Equation("alpha", _S("alpha"), coupled["alpha"]),
+         Equation("condensate", c1**2, -_S("r") / (2 * _S("u"))),
          Equation("P1", _S("P_1"), second_order_point("raw")),
          Equation("P1_leading", _S("lim_{L->oo} P_1 (model T)"), leading_second_order_point()["L_to_infinity"]),
          Equation("PG", _S("P_G"), copy_mode_onset("raw")),
