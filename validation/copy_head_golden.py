@@ -29,16 +29,17 @@ def reference_transitions(attention: str) -> dict:
 def headline_numbers() -> list[HeadlineNumber]:
     where = f"model T, L={L_REFERENCE}, V={V_REFERENCE}"
     return [
-        HeadlineNumber("copy_head.linear.P1", f"linear second-order point P1 ({where})",
+        HeadlineNumber("copy_head.solver.linear.P1",
+                       f"linear P1, root of the smallest Hessian eigenvalue at the symmetric point ({where})",
                        lambda: reference_transitions("linear")["P1"], 1e-9),
-        HeadlineNumber("copy_head.linear.crossover_onset", f"linear copy onset, steepest rise of cG ({where})",
+        HeadlineNumber("copy_head.solver.linear.crossover_onset", f"linear copy onset, steepest rise of cG ({where})",
                        lambda: reference_transitions("linear")["crossover"], 1e-6),
-        HeadlineNumber("copy_head.linear.crossover_literal", f"linear cG = c1 point ({where})",
+        HeadlineNumber("copy_head.solver.linear.crossover_literal", f"linear cG = c1 point ({where})",
                        lambda: reference_transitions("linear")["crossover_literal"], 1e-9),
-        HeadlineNumber("copy_head.softmax.P_star", f"softmax coexistence point P* ({where})",
+        HeadlineNumber("copy_head.solver.softmax.P_star", f"softmax coexistence point P* ({where})",
                        lambda: reference_transitions("softmax")["P_star"], 1e-9),
-        HeadlineNumber("copy_head.softmax.spinodal_low", f"softmax lower spinodal ({where})",
+        HeadlineNumber("copy_head.solver.softmax.spinodal_low", f"softmax lower spinodal ({where})",
                        lambda: reference_transitions("softmax")["spinodals"][0], 1e-8),
-        HeadlineNumber("copy_head.softmax.spinodal_high", f"softmax upper spinodal ({where})",
+        HeadlineNumber("copy_head.solver.softmax.spinodal_high", f"softmax upper spinodal ({where})",
                        lambda: reference_transitions("softmax")["spinodals"][1], 1e-8),
     ]

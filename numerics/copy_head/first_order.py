@@ -89,7 +89,9 @@ def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: 
 
     The ``candidates`` intervals with the largest change of the global minimum are refined
     ``levels`` times with ``points`` values each; a continuous change spreads over the
-    sub-intervals, a jump keeps at least half of its size in one of them.
+    sub-intervals, a jump keeps at least half of its size in one of them.  The interval's
+    end points keep their minima (recomputing them could pick the other branch where the two
+    are degenerate to rounding and hide the jump).
     """
     y, _ = minima.global_minimum()
     P = minima.P
@@ -101,7 +103,8 @@ def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: 
             continue
         for _ in range(levels):
             sub = np.geomspace(low, high, points)
-            y_sub, _ = local_minima(action, sub).global_minimum()
+            y_inner, _ = local_minima(action, sub[1:-1]).global_minimum()
+            y_sub = np.concatenate([y_low[:, None], y_inner, y_high[:, None]], axis=1)
             sub_gaps = np.abs(np.diff(y_sub, axis=1)).max(axis=0)
             j = int(np.argmax(sub_gaps))
             if sub_gaps[j] < 0.5 * size:

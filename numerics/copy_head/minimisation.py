@@ -80,6 +80,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
     minimum (positive-definite Hessian, step below ``1e-6``), full steps stop shrinking at a
     size below ``1e-7``: the rounding floor of an ill-conditioned action.  Close to a minimum
     full steps are taken without line search (action differences are rounding noise there).
+    A column where the action or its derivatives are not finite stops, not converged.
     """
     y = np.array(y, dtype=float)
     P = np.broadcast_to(np.asarray(P, dtype=float), y.shape[1:]).copy()
@@ -95,9 +96,8 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         S0 = _safe(action.value, ya, Pa)
         gradient = _safe(action.gradient, ya, Pa)
         hessian = np.moveaxis(_safe(action.hessian, ya, Pa), -1, 0)
-        if not (np.all(np.isfinite(gradient)) and np.all(np.isfinite(hessian))):
-            bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)))
-            gradient[:, bad], hessian[bad] = 0.0, np.eye(y.shape[0])
+        bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)) & np.isfinite(S0))
+        gradient[:, bad], hessian[bad] = 0.0, np.eye(y.shape[0])
         eigenvalues, eigenvectors = np.linalg.eigh(hessian)
         floor = 1e-12 * np.maximum(np.abs(eigenvalues).max(axis=1, keepdims=True), 1e-300)
         along = np.einsum("nki,kn->ni", eigenvectors, gradient) / np.maximum(np.abs(eigenvalues), floor)
@@ -119,9 +119,9 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
             scale = np.where(accepted, scale, 0.5 * scale)
         y[:, active] = np.where(accepted, trial, ya)
         stalled = quadratic & (size >= 0.5 * previous[active]) & (size <= 1e-7)
-        finished = (size <= tolerance) | ~accepted | stalled
+        finished = (size <= tolerance) | ~accepted | stalled | bad
         position = np.flatnonzero(active)
-        converged[position[finished]] = ((size <= tolerance) | stalled | (size <= 1e-6))[finished]
+        converged[position[finished]] = (((size <= tolerance) | stalled | (size <= 1e-6)) & ~bad)[finished]
         done[position[finished]] = True
         previous[position] = size
     return y, converged

@@ -17,8 +17,8 @@ law (:mod:`.phase_diagram` machinery) and refined to ``dps`` digits (:mod:`.prec
 fit and the verdict.  The laws are the paper's claims (input), not derived results.
 
 The crossover sweeps stay at :math:`L/V \le 256`: beyond, the copy mode of model T switches on
-by a jump of the global minimum (found by :mod:`.first_order`), and a smooth-onset law does
-not apply there (``docs/copy_head_scaling.md``).
+by a jump of the global minimum (found by :mod:`.first_order`); there the jump is measured
+instead of the onset (``docs/copy_head_scaling.md``).
 """
 
 from __future__ import annotations
@@ -141,37 +141,58 @@ def _window(law: float, low: float, high: float, points: int) -> np.ndarray:
     return np.geomspace(law * low, law * high, points)
 
 
+def _located(action, locate, law: float, coarse: int = 100, fine: int = 200):
+    """Run ``locate(minima)`` on a coarse grid over law * [1e-6, 1e6], then on a fine grid one decade around."""
+    minima = local_minima(action, _window(law, 1e-6, 1e6, coarse))
+    rough = locate(minima)
+    if rough is None:
+        return None, None
+    minima = local_minima(action, _window(rough, 0.1, 10.0, fine))
+    return locate(minima), minima
+
+
+def _refined_jump(action, minima, P_star: float, dps: int):
+    """P* to ``dps`` digits where both branches exist around it, else its float64 value."""
+    indices, lower, upper = coexisting_branches(minima)
+    if len(indices) == 0:
+        return P_star
+    j = int(np.argmin(np.abs(np.log(minima.P[indices] / P_star))))
+    return coexistence_point_mp(action, P_star, branch_point(action, lower[:, j], P_star),
+                                branch_point(action, upper[:, j], P_star), dps)
+
+
 def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int = 50, kernels=None):
-    """The claim's transition at sizes ``L, V``: float64 location refined to ``dps`` digits (mpf)."""
+    """The claim's transition at sizes ``L, V``: float64 location refined to ``dps`` digits (mpf).
+
+    The transition is searched over law * [1e-6, 1e6] (coarse grid, then a fine grid one
+    decade around).  For the crossover: the copy onset, or, where the copy mode switches on
+    by a jump of the global minimum, the jump (then the claim is off its smooth regime).
+    """
     action = reduced_action(claim.attention, L, V, convention, kernels)
     law = float(claim.law_value(L, V, context(15)))
     if claim.transition == "P1":
-        P1 = second_order_point(action, law * 1e-3, law * 1e3, scan=120)
+        P1 = second_order_point(action, law * 1e-6, law * 1e6, scan=400)
         if P1 is None:
-            raise DivergenceError(f"no second-order point within 1e-3..1e3 x law at L={L}, V={V}")
+            raise DivergenceError(f"no second-order point within 1e-6..1e6 x law at L={L}, V={V}")
         return second_order_point_mp(action, P1, dps)
     if claim.transition == "P_star":
-        minima = local_minima(action, _window(law, 1e-3, 1e3, 400))
-        P_star = coexistence_point(action, minima)
+        P_star, minima = _located(action, lambda m: coexistence_point(action, m), law)
         if P_star is None:
-            raise DivergenceError(f"no coexistence point within 1e-3..1e3 x law at L={L}, V={V}")
-        indices, lower, upper = coexisting_branches(minima)
-        j = int(np.argmin(np.abs(np.log(minima.P[indices] / P_star))))
-        return coexistence_point_mp(
-            action, P_star, branch_point(action, lower[:, j], P_star),
-            branch_point(action, upper[:, j], P_star), dps,
-        )
-    grid = _window(law, 1e-3, 1e3, 300)
-    minima = local_minima(action, grid)
+            raise DivergenceError(f"no coexistence point within 1e-6..1e6 x law at L={L}, V={V}")
+        return _refined_jump(action, minima, P_star, dps)
+
+    def onset(minima):
+        jump = coexistence_point(action, minima)
+        return jump if jump is not None else copy_onset(action, minima.P, minima.global_minimum()[0])
+
+    found, minima = _located(action, onset, law)
+    if found is None:
+        raise DivergenceError(f"no copy onset within 1e-6..1e6 x law at L={L}, V={V}")
     if coexistence_point(action, minima) is not None:
-        raise DivergenceError(f"the copy onset is a first-order jump at L={L}, V={V}; "
-                              "the crossover claim is checked where it is smooth")
-    y, _ = minima.global_minimum()
-    onset = copy_onset(action, grid, y)
-    if onset is None:
-        raise DivergenceError(f"no copy onset within 1e-3..1e3 x law at L={L}, V={V}")
-    start = branch_point(action, y[:, int(np.searchsorted(grid, onset))], onset)
-    return copy_onset_mp(action, onset, start, dps)
+        return _refined_jump(action, minima, found, dps)
+    y = minima.global_minimum()[0]
+    start = branch_point(action, y[:, int(np.searchsorted(minima.P, found))], found)
+    return copy_onset_mp(action, found, start, dps)
 
 
 def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None,
