@@ -1,0 +1,103 @@
+"""Order parameters of attention matrices: fixed points, sum rules and projection identities."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from numerics.order_parameters import (
+    copy_order_parameters,
+    cyclic_shift,
+    open_shift,
+    symmetric_part,
+)
+from theory.errors import InvalidSizeError
+
+sizes = st.integers(min_value=2, max_value=12)
+
+
+def matrices(L, batch=()):
+    return arrays(
+        np.float64,
+        (*batch, L, L),
+        elements=st.floats(-10, 10, allow_nan=False, allow_infinity=False),
+    )
+
+
+@given(sizes, st.floats(-3, 3), st.floats(-3, 3))
+def test_projection_recovers_exact_coefficients(L, c1, cG):
+    A = c1 * np.ones((L, L)) / L + cG * cyclic_shift(L)
+    order = copy_order_parameters(A)
+    assert order.c1 == pytest.approx(c1, abs=1e-12)
+    assert order.cG == pytest.approx(cG, abs=1e-12)
+    if abs(c1) + abs(cG) > 1e-6:
+        assert order.coverage == pytest.approx(1.0, abs=1e-12)
+
+
+@given(sizes)
+def test_pure_copy_and_uniform_pooling(L):
+    copy = copy_order_parameters(cyclic_shift(L))
+    assert (float(copy.c1), float(copy.cG), float(copy.aG)) == pytest.approx((0, 1, 1), abs=1e-12)
+    uniform = copy_order_parameters(np.full((L, L), 1.0 / L))
+    assert (float(uniform.c1), float(uniform.cG)) == pytest.approx((1, 0), abs=1e-12)
+    assert float(uniform.aG) == pytest.approx(1 / L)
+    assert float(uniform.coverage) == pytest.approx(1.0)
+
+
+@given(sizes.flatmap(lambda L: matrices(L, (3,))))
+def test_residual_is_orthogonal_to_J_and_S(A):
+    L = A.shape[-1]
+    residual = A - symmetric_part(A)
+    np.testing.assert_allclose(residual.sum(axis=(-2, -1)), 0, atol=1e-9 * (1 + np.abs(A).sum()))
+    np.testing.assert_allclose(
+        (residual * cyclic_shift(L)).sum(axis=(-2, -1)), 0, atol=1e-9 * (1 + np.abs(A).sum())
+    )
+    # Pythagoras: ||A||^2 = ||projection||^2 + ||residual||^2, hence coverage in [0, 1]
+    order = copy_order_parameters(A)
+    assert np.all((order.coverage >= -1e-12) & (order.coverage <= 1 + 1e-12))
+    projected = (symmetric_part(A) ** 2).sum(axis=(-2, -1))
+    norm2 = (A**2).sum(axis=(-2, -1))
+    np.testing.assert_allclose(
+        projected + (residual**2).sum(axis=(-2, -1)), norm2, rtol=1e-9, atol=1e-9
+    )
+
+
+@settings(max_examples=20)
+@given(sizes, st.integers(1, 4), st.floats(0.1, 20))
+def test_softmax_rows_satisfy_sum_rule_in_torch(L, batch, scale):
+    generator = torch.Generator().manual_seed(L * 31 + batch)
+    logits = scale * torch.randn(batch, L, L, generator=generator, dtype=torch.float64)
+    A = torch.softmax(logits, dim=-1)
+    order = copy_order_parameters(A)
+    torch.testing.assert_close(order.c1 + order.cG, torch.ones(batch, dtype=torch.float64))
+    torch.testing.assert_close(order.a1, 1 - order.cG)
+    # a_G is the mean attention on the previous token
+    previous = torch.stack([A[:, i, (i - 1) % L] for i in range(L)], dim=-1).mean(-1)
+    torch.testing.assert_close(order.aG, previous)
+    assert torch.all((order.coverage >= 0) & (order.coverage <= 1 + 1e-12))
+
+
+def test_torch_and_numpy_agree_and_gradients_flow():
+    A = torch.randn(2, 3, 5, 5, dtype=torch.float64, requires_grad=True)
+    order = copy_order_parameters(A)
+    reference = copy_order_parameters(A.detach().numpy())
+    np.testing.assert_allclose(order.cG.detach().numpy(), reference.cG, rtol=1e-12)
+    np.testing.assert_allclose(order.coverage.detach().numpy(), reference.coverage, rtol=1e-12)
+    order.cG.sum().backward()
+    assert A.grad is not None and torch.isfinite(A.grad).all()
+
+
+def test_zero_matrix_has_zero_coverage_and_bad_shapes_fail():
+    assert float(copy_order_parameters(np.zeros((4, 4))).coverage) == 0.0
+    with pytest.raises(InvalidSizeError):
+        copy_order_parameters(np.zeros((3, 4)))
+    with pytest.raises(InvalidSizeError):
+        copy_order_parameters(np.zeros((1, 1)))
+
+
+def test_open_shift_is_cyclic_shift_without_the_corner():
+    L = 5
+    difference = cyclic_shift(L) - open_shift(L)
+    assert difference.sum() == 1 and difference[0, L - 1] == 1
