@@ -1,0 +1,1 @@
+"""Posterior samplers (torch optimisers) and their diagnostics."""
