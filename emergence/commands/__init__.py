@@ -4,4 +4,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.export_kernels",
     "emergence.commands.check",
     "emergence.commands.bench",
+    "emergence.commands.validate",
 )

@@ -1,0 +1,79 @@
+r"""Transitions read off measured order-parameter curves, and the agreement with the theory.
+
+Measured transition points on a grid :math:`P_1 < P_2 < \dots` (geometric midpoints of the
+grid interval where the named change happens):
+
+* softmax ``P_star``: the interval with the largest increase of :math:`a_G`;
+* linear ``P1``: the first interval where :math:`c_1` rises above ``threshold`` (0.1) of its
+  largest value;
+* linear ``crossover``: the interval of steepest rise of :math:`c_G` (the copy-mode onset).
+
+Agreement: for each transition both sides give, the ratio measured/predicted and whether
+it lies within a factor of 2; plus the RMS difference of the order parameters over the
+grid (theory interpolated linearly in :math:`\ln P`).
+
+>>> transitions = measured_transitions("softmax", [10, 20, 40, 80], {"aG": [0.01, 0.02, 0.3, 0.35]})
+>>> round(transitions["P_star"], 3)
+28.284
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+AGREEMENT_FACTOR = 2.0
+
+
+def _midpoint(P: Sequence[float], i: int) -> float:
+    return float(math.sqrt(P[i] * P[i + 1]))
+
+
+def measured_transitions(attention: str, P: Sequence[float], curves: dict, threshold: float = 0.1) -> dict:
+    """``{"P_star": ...}`` for softmax, ``{"P1": ..., "crossover": ...}`` for linear (None if absent)."""
+    if len(P) < 2:
+        return {"P_star": None} if attention == "softmax" else {"P1": None, "crossover": None}
+    if attention == "softmax":
+        rises = np.diff(np.asarray(curves["aG"], dtype=float))
+        return {"P_star": _midpoint(P, int(np.argmax(rises))) if rises.max() > 0 else None}
+    c1 = np.asarray(curves["c1"], dtype=float)
+    cG = np.asarray(curves["cG"], dtype=float)
+    above = np.nonzero(c1 > threshold * max(c1.max(), 1e-12))[0]
+    P1 = _midpoint(P, int(above[0]) - 1) if above.size and above[0] > 0 and c1.max() > 0 else None
+    rises = np.diff(cG)
+    crossover = _midpoint(P, int(np.argmax(rises))) if rises.max() > 0 else None
+    return {"P1": P1, "crossover": crossover}
+
+
+def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
+    """The stated metric: transition ratios (within a factor 2?) and order-parameter RMS."""
+    metric = (
+        "ratio measured/predicted for each transition (passes when within a factor of "
+        f"{AGREEMENT_FACTOR:g}); RMS of measured minus predicted order parameters over the P grid"
+    )
+    if predicted is None:
+        return {"metric": metric, "available": False}
+    names = ("P_star",) if attention == "softmax" else ("P1", "crossover")
+    ratios, within = {}, {}
+    for name in names:
+        m, p = measured.get(name), predicted["transitions"].get(name)
+        if m is None or p is None:
+            ratios[name], within[name] = None, None
+            continue
+        ratios[name] = m / p
+        within[name] = bool(1 / AGREEMENT_FACTOR <= m / p <= AGREEMENT_FACTOR)
+    log_grid = np.log(np.asarray(predicted["P"], dtype=float))
+    rms = {}
+    for key in ("c1", "cG"):
+        theory = np.interp(np.log(np.asarray(measured["P"], dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
+        rms[key] = float(np.sqrt(np.mean((np.asarray(measured[f"{key}_mean"]) - theory) ** 2)))
+    return {
+        "metric": metric,
+        "available": True,
+        "ratios": ratios,
+        "within_factor": within,
+        "order_parameter_rms": rms,
+        "passes": bool(all(v for v in within.values() if v is not None) and any(v is not None for v in within.values())),
+    }

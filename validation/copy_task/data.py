@@ -1,0 +1,120 @@
+r"""Copy-task data: i.i.d. uniform tokens and previous-token targets, batched over runs.
+
+Run :math:`r` draws :math:`P_r` sequences of :math:`L` tokens uniformly from :math:`V`
+with its own seed; as one-hot rows :math:`X^\mu \in \{0,1\}^{L\times V}` the targets are
+:math:`Y^\mu = S X^\mu` with the cyclic shift (:math:`y_0 = x_{L-1}`) or the open shift
+(:math:`y_0 = 0`).  Centred targets subtract the token mean :math:`1/V` from every row
+that has a target.
+
+Runs with different :math:`P_r` share one ragged batch (no padding): the sequences of all
+runs are concatenated, ``tokens (N, L)``, ``targets (N, L, V)``, and ``run (N,)`` names the
+run of each sequence, :math:`N = \sum_r P_r`.  For positional-logit models the data enter
+only through the sufficient statistics (:meth:`CopyTaskBatch.statistics`)
+
+.. math::
+    K_r[j,u,k,w] = \sum_{\mu\in r} X^\mu_{ju}X^\mu_{kw}, \quad
+    Q_r[j,u,i,v] = \sum_{\mu\in r} X^\mu_{ju}Y^\mu_{iv}, \quad
+    D_r = \sum_{\mu\in r}\|Y^\mu\|_F^2 .
+
+>>> batch = copy_task_batch([3, 5], L=4, V=2, seeds=[0, 1])
+>>> tuple(batch.tokens.shape), batch.counts.tolist()
+((8, 4), [3.0, 5.0])
+>>> bool((batch.targets[:, 1:, :].argmax(-1) == batch.tokens[:, :-1]).all())
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from theory.errors import InvalidSizeError
+
+
+@dataclass
+class CopyTaskBatch:
+    """Ragged data of ``R`` runs: ``tokens (N,L)`` int64, ``targets (N,L,V)``, ``run (N,)``, ``counts (R,)``."""
+
+    tokens: torch.Tensor
+    targets: torch.Tensor
+    run: torch.Tensor
+    counts: torch.Tensor
+    V: int
+    _statistics: tuple | None = field(default=None, repr=False)
+    _one_hot: torch.Tensor | None = field(default=None, repr=False)
+
+    @property
+    def runs(self) -> int:
+        return self.counts.shape[0]
+
+    def one_hot(self) -> torch.Tensor:
+        """:math:`X^\\mu` as a float tensor ``(N, L, V)`` (cached)."""
+        if self._one_hot is None:
+            self._one_hot = torch.nn.functional.one_hot(self.tokens, self.V).to(self.targets.dtype)
+        return self._one_hot
+
+    def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``K (R,L,V,L,V)``, ``Q (R,L,V,L,V)``, ``D (R,)`` of the module docstring (cached)."""
+        if self._statistics is None:
+            R, V = self.runs, self.V
+            N, L = self.tokens.shape
+            one_hot = self.one_hot().reshape(N, L * V)
+            targets = self.targets.reshape(N, L * V)
+            K = torch.zeros(R, L * V, L * V, dtype=one_hot.dtype, device=one_hot.device)
+            Q = torch.zeros_like(K)
+            for r in range(R):
+                rows = self.run == r
+                K[r] = one_hot[rows].T @ one_hot[rows]
+                Q[r] = one_hot[rows].T @ targets[rows]
+            D = torch.zeros(R, dtype=one_hot.dtype, device=one_hot.device).index_add_(
+                0, self.run, (targets**2).sum(dim=1)
+            )
+            self._statistics = (K.reshape(R, L, V, L, V), Q.reshape(R, L, V, L, V), D)
+        return self._statistics
+
+
+def previous_token_targets(
+    tokens: torch.Tensor, V: int, shift: str = "cyclic", targets: str = "raw", dtype=torch.float64
+) -> torch.Tensor:
+    """One-hot previous-token targets ``(..., L, V)`` for ``tokens (..., L)``."""
+    one_hot = torch.nn.functional.one_hot(tokens, V).to(dtype)
+    shifted = torch.roll(one_hot, shifts=1, dims=-2)
+    has_target = torch.ones(tokens.shape[-1], dtype=dtype, device=tokens.device)
+    if shift == "open":
+        has_target[0] = 0
+    shifted = shifted * has_target[:, None]
+    if targets == "centred":
+        shifted = shifted - has_target[:, None] / V
+    return shifted
+
+
+def copy_task_batch(
+    counts: Sequence[int],
+    L: int,
+    V: int,
+    seeds: Sequence[int],
+    shift: str = "cyclic",
+    targets: str = "raw",
+    dtype=torch.float64,
+    device: str | torch.device = "cpu",
+) -> CopyTaskBatch:
+    """Data for runs with ``counts[r]`` sequences drawn with ``seeds[r]`` (CPU generator, then moved)."""
+    if L < 2 or V < 2:
+        raise InvalidSizeError(f"the copy task needs L >= 2 and V >= 2, got L={L}, V={V}")
+    if len(counts) != len(seeds) or not counts or min(counts) < 1:
+        raise InvalidSizeError("every run needs a positive number of sequences and a seed")
+    pieces = []
+    for count, seed in zip(counts, seeds):
+        generator = torch.Generator().manual_seed(int(seed))
+        pieces.append(torch.randint(V, (int(count), L), generator=generator))
+    tokens = torch.cat(pieces).to(device)
+    run = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor([int(c) for c in counts])).to(device)
+    return CopyTaskBatch(
+        tokens=tokens,
+        targets=previous_token_targets(tokens, V, shift, targets, dtype),
+        run=run,
+        counts=torch.tensor([float(c) for c in counts], dtype=dtype, device=device),
+        V=V,
+    )

@@ -1,0 +1,45 @@
+"""Plot measured order parameters and loss against P, with the theory's curves overlaid."""
+
+from __future__ import annotations
+
+import os
+
+
+def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | None, title: str) -> None:
+    """Two panels: order parameters (with error bars) and test loss per sequence versus P (log axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from numerics.io import atomic_path
+
+    P = measured["P"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = {"c1": "tab:blue", "cG": "tab:red", "aG": "tab:green"}
+    labels = {"c1": "$c_1$ (uniform pooling)", "cG": "$c_G$ (copy)", "aG": "$a_G$ (attention on previous token)"}
+    for key in ("c1", "cG", "aG"):
+        left.errorbar(P, measured[f"{key}_mean"], yerr=measured[f"{key}_std"], fmt="o", capsize=3,
+                      color=colours[key], label=f"measured {labels[key]}")
+    right.errorbar(P, measured["loss_mean"], yerr=measured["loss_std"], fmt="o", capsize=3,
+                   color="black", label="measured")
+    if predicted is not None:
+        for key in ("c1", "cG"):
+            left.plot(predicted["P"], predicted[key], "-", color=colours[key], label=f"theory {labels[key]}")
+        right.plot(predicted["P"], predicted["loss"], "-", color="black", label="theory")
+        for name, value in predicted["transitions"].items():
+            if isinstance(value, (int, float)):
+                for axis in (left, right):
+                    axis.axvline(value, color="grey", linestyle=":", linewidth=1)
+    for axis in (left, right):
+        axis.set_xscale("log")
+        axis.set_xlabel("P (training sequences)")
+        axis.legend(fontsize=7)
+    left.set_ylabel("order parameter (dimensionless)")
+    right.set_ylabel("test loss per sequence (summed squared error)")
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    suffix = os.path.splitext(str(path))[1] or ".png"
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
+    plt.close(figure)

@@ -1,0 +1,126 @@
+r"""Resumable sweeps: many runs through one executor, each result written atomically.
+
+A sweep is a list of JSON-able run configurations and one function ``work(config) -> dict``.
+Every finished run is written to ``<out>/<run_key(config)>.json`` (atomic rename, with the
+provenance: configuration, seed, versions), so an interrupted sweep resumes by skipping
+every configuration whose file exists.  :func:`run_key` is a stable hash of the
+canonical JSON of the configuration (sorted keys), independent of dict order and process.
+
+Executors share one interface, ``map_unordered(work, configs)`` yielding
+``(index, result)`` as runs finish: :class:`InProcessExecutor` (tests, a GPU: runs in
+this process, in order) and :class:`LocalProcessExecutor` (default: a pool of local
+processes, each with ``torch`` limited to one thread).  A "run" may itself be a batched
+tensor program of many models (all seeds and starts of one :math:`P`, say).
+
+>>> import tempfile
+>>> out = tempfile.mkdtemp()
+>>> results = run_sweep(lambda c: {"square": c["x"] ** 2}, [{"x": 2}, {"x": 3}], out,
+...                     executor=InProcessExecutor(), progress=False)
+>>> [r["square"] for r in results]
+[4, 9]
+>>> run_key({"b": 1, "a": 2}) == run_key({"a": 2, "b": 1})
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+from numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+
+Work = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def run_key(config: dict[str, Any]) -> str:
+    """A stable 16-hex-digit key of a configuration (SHA-256 of its canonical JSON)."""
+    canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+class Executor(Protocol):
+    def map_unordered(self, work: Work, configs: Sequence[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Run ``work`` on every configuration; yield ``(index, result)`` as each finishes."""
+
+
+class InProcessExecutor:
+    """Runs every configuration in this process, one after the other."""
+
+    def map_unordered(self, work, configs):
+        for index, config in enumerate(configs):
+            yield index, work(config)
+
+
+def _limit_threads() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+class LocalProcessExecutor:
+    """A pool of ``workers`` local processes (default: the CPU count), one torch thread each."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+
+    def map_unordered(self, work, configs):
+        with ProcessPoolExecutor(max_workers=self.workers, initializer=_limit_threads) as pool:
+            futures = {pool.submit(work, config): index for index, config in enumerate(configs)}
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+
+def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
+    return Path(out) / f"{run_key(config)}.json"
+
+
+def run_sweep(
+    work: Work,
+    configs: Sequence[dict[str, Any]],
+    out: str | os.PathLike,
+    executor: Executor | None = None,
+    progress: bool = True,
+    description: str = "runs",
+) -> list[dict[str, Any]]:
+    """Run every configuration not yet finished in ``out``; return all results in input order.
+
+    Each stored file holds ``{"config", "result", "provenance"}``; a file whose stored
+    configuration differs from the requested one (a hash collision) is recomputed.
+    """
+    folder = ensure_writable_directory(out)
+    results: list[dict[str, Any] | None] = [None] * len(configs)
+    pending = []
+    for index, config in enumerate(configs):
+        path = result_path(folder, config)
+        if path.exists():
+            stored = read_json(path)
+            if stored.get("config") == json.loads(json.dumps(config, default=str)):
+                results[index] = stored["result"]
+                continue
+        pending.append(index)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(configs), initial=len(configs) - len(pending), desc=description, unit="run")
+    executor = executor or LocalProcessExecutor()
+    try:
+        todo = [configs[i] for i in pending]
+        for local_index, result in executor.map_unordered(work, todo):
+            index = pending[local_index]
+            config = configs[index]
+            write_json_atomic(
+                result_path(folder, config),
+                {"config": config, "result": result, "provenance": provenance(config, config.get("seed"))},
+            )
+            results[index] = result
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return results  # type: ignore[return-value]
