@@ -1,0 +1,179 @@
+"""Copy-task models: the potential is the theory's, batching changes nothing, starts and errors behave."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from numerics.order_parameters import copy_order_parameters, cyclic_shift
+from theory.errors import DivergenceError, EmergenceError
+from validation.copy_task.config import CopyTaskConvention
+from validation.copy_task.data import copy_task_batch, previous_token_targets
+from validation.copy_task.models import CopyAttentionModel
+from validation.copy_task.training import measure, train_map
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Tiny models: one thread avoids pathological contention on a shared 2-core machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+conventions = st.builds(
+    CopyTaskConvention,
+    a=st.sampled_from([0.0, 1.0]),
+    c=st.sampled_from([0.0, 1.0]),
+    d=st.sampled_from([0.0, 1.0]),
+    normalisation=st.sampled_from(["G", "G/L"]),
+    shift=st.sampled_from(["cyclic", "open"]),
+    targets=st.sampled_from(["raw", "centred"]),
+    architecture=st.sampled_from(["M", "T"]),
+    attention=st.sampled_from(["linear", "softmax"]),
+)
+
+
+def _random_model(runs, L, V, convention, seed):
+    model = CopyAttentionModel(runs, L, V, convention)
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype))
+    return model
+
+
+def _direct_potential(model, batch, r):
+    """U_r from its definition with explicit one-hot tokens, z = x (+) e_l, and matrix products."""
+    c = model.convention
+    L, V = model.L, model.V
+    rows = batch.run == r
+    X = torch.nn.functional.one_hot(batch.tokens[rows], V).double()
+    theta, W = model.logit_weights[r].detach(), model.readout[r].detach()
+    if c.architecture == "M":
+        G = theta.expand(X.shape[0], L, L)
+    else:
+        Z = torch.cat([X, torch.eye(L, dtype=torch.float64).expand(X.shape[0], L, L)], dim=-1)
+        G = Z @ theta @ Z.transpose(-1, -2)
+    if c.attention == "softmax":
+        A = torch.softmax(G, dim=-1)
+    else:
+        A = G / L if c.normalisation == "G/L" else G
+    Y = batch.targets[rows]
+    data = ((Y - A @ X @ W) ** 2).sum()
+    s, lam, beta = c.logit_prior_variance(L), c.readout_prior_variance(V), c.beta(L, V)
+    return 0.5 * beta * data + (theta**2).sum() / (2 * s) + (W**2).sum() / (2 * lam)
+
+
+@settings(max_examples=20)
+@given(conventions, st.integers(2, 6), st.integers(2, 5), st.lists(st.integers(1, 7), min_size=1, max_size=3))
+def test_batched_potential_equals_the_definition(convention, L, V, counts):
+    batch = copy_task_batch(counts, L, V, seeds=list(range(len(counts))), shift=convention.shift, targets=convention.targets)
+    model = _random_model(len(counts), L, V, convention, seed=L * 100 + V)
+    potential = model.potential(batch).detach()
+    for r in range(len(counts)):
+        assert potential[r].item() == pytest.approx(_direct_potential(model, batch, r).item(), rel=1e-10)
+
+
+def test_statistics_route_equals_per_sequence_residuals_for_model_M():
+    convention = CopyTaskConvention(architecture="M", attention="softmax")
+    batch = copy_task_batch([5, 9], 6, 3, seeds=[1, 2])
+    model = _random_model(2, 6, 3, convention, seed=3)
+    residual = batch.targets - model.outputs(batch)
+    direct = torch.zeros(2, dtype=torch.float64).index_add(0, batch.run, (residual**2).sum(dim=(-2, -1)))
+    torch.testing.assert_close(model.squared_errors(batch), direct)
+
+
+def test_data_targets_are_the_previous_token():
+    tokens = torch.tensor([[2, 0, 1, 1]])
+    cyclic = previous_token_targets(tokens, 3)
+    assert cyclic.argmax(-1).tolist() == [[1, 2, 0, 1]]
+    open_ = previous_token_targets(tokens, 3, shift="open")
+    assert open_[0, 0].abs().sum() == 0 and open_[0, 1:].argmax(-1).tolist() == [2, 0, 1]
+    centred = previous_token_targets(tokens, 3, targets="centred")
+    torch.testing.assert_close(centred.sum(-1), torch.zeros(1, 4, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("architecture", ["M", "T"])
+@pytest.mark.parametrize("attention", ["linear", "softmax"])
+def test_starts_put_the_attention_on_the_named_pattern(architecture, attention):
+    L, V = 8, 4
+    model = CopyAttentionModel(2, L, V, CopyTaskConvention(architecture=architecture, attention=attention))
+    model.initialise(["uniform", "copy"], [0, 0], noise=0.0)
+    evaluation = copy_task_batch([16, 16], L, V, seeds=[5, 6])
+    measured = measure(model, evaluation)
+    if attention == "softmax":
+        assert measured["aG"][0].item() == pytest.approx(1 / L)
+        assert measured["aG"][1].item() == pytest.approx(0.9)
+    else:
+        assert (measured["c1"][0].item(), measured["cG"][0].item()) == pytest.approx((1, 0), abs=1e-12)
+        assert (measured["c1"][1].item(), measured["cG"][1].item()) == pytest.approx((0, 1), abs=1e-12)
+    # the copy start with W = I predicts the previous token exactly (up to the softmax leakage)
+    assert measured["test_loss"][1] < measured["test_loss"][0]
+
+
+def test_linear_gauge_makes_the_sign_flip_invisible():
+    convention = CopyTaskConvention(architecture="T", attention="linear")
+    model = _random_model(1, 5, 3, convention, seed=9)
+    evaluation = copy_task_batch([20], 5, 3, seeds=[0])
+    before = measure(model, evaluation)
+    with torch.no_grad():
+        model.logit_weights.neg_()
+        model.readout.neg_()
+    after = measure(model, evaluation)
+    for key in ("c1", "cG", "test_loss"):
+        torch.testing.assert_close(before[key], after[key])
+    assert before["aG"].item() >= 0
+
+
+def test_batched_adam_equals_separate_runs():
+    L, V, counts = 6, 3, [4, 12, 30]
+    convention = CopyTaskConvention(architecture="T", attention="softmax")
+    batch = copy_task_batch(counts, L, V, seeds=[0, 1, 2])
+    batched = CopyAttentionModel(3, L, V, convention)
+    batched.initialise(["uniform", "copy", "uniform"], [0, 1, 2])
+    together = train_map(batched, batch, steps=60)
+    for r in range(3):
+        single = CopyAttentionModel(1, L, V, convention)
+        single.initialise([["uniform", "copy", "uniform"][r]], [r])
+        alone = train_map(single, copy_task_batch([counts[r]], L, V, seeds=[r]), steps=60)
+        assert alone.potential.item() == pytest.approx(together.potential[r].item(), rel=1e-9)
+        torch.testing.assert_close(single.logit_weights[0], batched.logit_weights[r].detach(), rtol=1e-8, atol=1e-10)
+
+
+def test_adam_reaches_the_copy_solution_and_passes_the_filter():
+    L, V = 6, 3
+    convention = CopyTaskConvention(architecture="M", attention="softmax", d=0.0)
+    batch = copy_task_batch([200, 200], L, V, seeds=[0, 0])
+    model = CopyAttentionModel(2, L, V, convention)
+    model.initialise(["uniform", "copy"], [0, 0])
+    result = train_map(model, batch, steps=1500)
+    assert bool(result.converged.all()), (result.gradient_norm, result.relative_change)
+    measured = measure(model, copy_task_batch([100, 100], L, V, seeds=[3, 3]))
+    # plenty of data and beta = 1: both starts end on the same copy state (the prior s = 1 bounds the logits)
+    assert measured["aG"].min() > 0.5
+    assert result.potential[0].item() == pytest.approx(result.potential[1].item(), rel=1e-6)
+
+
+def test_divergence_is_a_one_line_error():
+    from validation.copy_task.training import sample_sgld
+
+    convention = CopyTaskConvention(architecture="M", attention="linear", normalisation="G")
+    batch = copy_task_batch([50], 4, 3, seeds=[0])
+    model = CopyAttentionModel(1, 4, 3, convention)
+    model.initialise(["copy"], [0])
+    with pytest.raises(DivergenceError, match="non-finite") as error:
+        sample_sgld(model, batch, batch, burn_in=400, draws=4, thin=1, step_fraction=50.0)
+    assert "\n" not in str(error.value)
+
+
+def test_convention_parsing_and_errors():
+    convention = CopyTaskConvention.parse("a=2, sigma_W2=0.5, targets=centred", attention="softmax")
+    assert (convention.a, convention.sigma_W2, convention.targets, convention.attention) == (2.0, 0.5, "centred", "softmax")
+    assert convention.logit_prior_variance(4) == pytest.approx(1 / 16)
+    for bad in ("a", "a=x", "normalisation=L", "sigma_G2=-1"):
+        with pytest.raises(EmergenceError):
+            CopyTaskConvention.parse(bad)

@@ -1,0 +1,68 @@
+"""Sweeps: one file per finished run, atomic writes, resume without recomputation."""
+
+import json
+import os
+
+import pytest
+
+from validation.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_key, run_sweep
+
+CALLS = []
+
+
+def _square(config):
+    CALLS.append(config["x"])
+    if config["x"] == config.get("fail_at"):
+        raise KeyboardInterrupt("simulated interruption")
+    return {"square": config["x"] ** 2}
+
+
+def _cube(config):
+    return {"cube": config["x"] ** 3}
+
+
+def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
+    configs = [{"x": x, "fail_at": 3} for x in range(6)]
+    CALLS.clear()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(_square, configs, tmp_path, executor=InProcessExecutor(), progress=False)
+    assert CALLS == [0, 1, 2, 3]
+    finished = sorted(p.name for p in tmp_path.iterdir())
+    assert finished == sorted(f"{run_key(c)}.json" for c in configs[:3])
+    CALLS.clear()
+    resumed = [{"x": x, "fail_at": None} for x in range(6)]
+    # different configs (fail_at changed) are different runs; keep the finished ones' keys
+    results = run_sweep(_square, configs[:3] + resumed[3:], tmp_path, executor=InProcessExecutor(), progress=False)
+    assert CALLS == [3, 4, 5]
+    assert [r["square"] for r in results] == [x * x for x in range(6)]
+    CALLS.clear()
+    run_sweep(_square, configs[:3] + resumed[3:], tmp_path, executor=InProcessExecutor(), progress=False)
+    assert CALLS == []
+
+
+def test_result_files_are_complete_json_with_provenance_and_no_leftovers(tmp_path):
+    configs = [{"x": x, "seed": x} for x in range(3)]
+    run_sweep(_cube, configs, tmp_path, executor=InProcessExecutor(), progress=False)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    for config in configs:
+        stored = json.loads(result_path(tmp_path, config).read_text())
+        assert stored["config"] == config and stored["result"] == {"cube": config["x"] ** 3}
+        assert stored["provenance"]["seed"] == config["x"] and "torch" in stored["provenance"]["versions"]
+
+
+def test_a_stale_file_with_another_config_is_recomputed(tmp_path):
+    config = {"x": 4}
+    result_path(tmp_path, config).write_text(json.dumps({"config": {"x": 5}, "result": {"cube": 0}}))
+    (result,) = run_sweep(_cube, [config], tmp_path, executor=InProcessExecutor(), progress=False)
+    assert result == {"cube": 64}
+
+
+def test_local_processes_give_the_same_results(tmp_path):
+    configs = [{"x": x} for x in range(4)]
+    results = run_sweep(_cube, configs, tmp_path, executor=LocalProcessExecutor(2), progress=False)
+    assert [r["cube"] for r in results] == [0, 1, 8, 27]
+
+
+def test_run_key_is_stable_across_processes():
+    assert run_key({"a": 1, "b": [1, 2]}) == "8baa73198470c7bb"
+    assert run_key({"a": 1}) != run_key({"a": 2})
