@@ -114,6 +114,10 @@ class CopyAttentionModel(torch.nn.Module):
         """The potential :math:`U_r`, shape ``(R,)``."""
         return 0.5 * self.beta * self.squared_errors(batch) + self.prior_energy()
 
+    def forward(self, batch: CopyTaskBatch) -> torch.Tensor:
+        """The potential :math:`U_r` of every run, shape ``(R,)``."""
+        return self.potential(batch)
+
     @torch.no_grad()
     def initialise(self, starts: list[str], seeds: list[int], noise: float = 1e-2) -> None:
         """Set run ``r`` to the uniform-pooling or copy pattern of ``starts[r]``, plus seeded noise.
