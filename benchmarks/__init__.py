@@ -4,4 +4,7 @@ Each module in :data:`BENCHMARK_MODULES` exposes ``run(quick: bool) -> list[dict
 dict is a :func:`benchmarks.harness.compare` record.  ``emergence bench`` runs them all.
 """
 
-BENCHMARK_MODULES: tuple[str, ...] = ()
+BENCHMARK_MODULES: tuple[str, ...] = (
+    "benchmarks.training_sweeps",
+    "benchmarks.sgld",
+)
