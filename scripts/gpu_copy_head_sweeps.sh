@@ -14,11 +14,11 @@ python=${PYTHON:-python}
 } > "$out/hardware.txt"
 start=$(date +%s)
 "$python" -m emergence validate copy-head --attention softmax --optimizer adam --L 128 --V 8 \
-  --P-grid geom:256:16384:13 --seeds 4 --steps 3000 --device cuda \
+  --P-grid geom:128:8192:13 --seeds 4 --steps 3000 --device cuda --dtype float32 \
   --out "$out/softmax_L128" --json "$out/softmax_L128.json" --plot "$out/softmax_L128.png"
 echo "softmax seconds $(( $(date +%s) - start ))" >> "$out/hardware.txt"
 start=$(date +%s)
 "$python" -m emergence validate copy-head --attention linear --optimizer adam --L 128 --V 8 \
-  --P-grid geom:16:32768:12 --seeds 4 --steps 3000 --device cuda \
+  --P-grid geom:16:16384:11 --seeds 2 --steps 3000 --device cuda --dtype float32 \
   --out "$out/linear_L128" --json "$out/linear_L128.json" --plot "$out/linear_L128.png"
 echo "linear seconds $(( $(date +%s) - start ))" >> "$out/hardware.txt"
