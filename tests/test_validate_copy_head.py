@@ -82,3 +82,13 @@ def test_measured_linear_transitions():
     transitions = measured_transitions("linear", P, {"c1": [0, 0.0, 0.3, 0.5, 0.5], "cG": [0, 0, 0.01, 0.05, 0.6]})
     assert transitions["P1"] == pytest.approx((20 * 40) ** 0.5)
     assert transitions["crossover"] == pytest.approx((80 * 160) ** 0.5)
+
+
+def test_prediction_without_the_theory_is_a_clear_error(monkeypatch):
+    import sys
+
+    from validation.copy_task.predictions import predicted_phase_diagram
+
+    monkeypatch.setitem(sys.modules, "numerics.copy_head", None)  # makes the import fail
+    with pytest.raises(EmergenceError, match="copy-head theory not available yet"):
+        predicted_phase_diagram("softmax", 32, 8, None, [100.0])
