@@ -8,4 +8,6 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "benchmarks.basis_statistics",
     "benchmarks.phase_diagram",
     "benchmarks.scaling",
+    "benchmarks.training_sweeps",
+    "benchmarks.sgld",
 )

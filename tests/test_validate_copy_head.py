@@ -49,3 +49,46 @@ def test_P_grid_parsing():
     assert parse_P_grid("40,10,10") == [10, 40]
     with pytest.raises(EmergenceError):
         parse_P_grid("geom:1:x:3")
+
+
+def test_agreement_with_a_stand_in_theory(tmp_path, monkeypatch):
+    """The command's comparison path, with a stand-in phase diagram in place of the theory."""
+    import validation.copy_task.predictions as predictions
+
+    def stand_in(attention, L, V, convention, P_grid):
+        return {"attention": attention, "L": L, "V": V, "convention": convention.as_dict(), "P": list(P_grid),
+                "c1": [1.0] * len(P_grid), "cG": [0.0] * len(P_grid), "loss": [3.0] * len(P_grid),
+                "transitions": {"P1": None, "crossover": None, "P_star": 20.0, "spinodals": [10.0, 40.0]}}
+
+    monkeypatch.setattr(predictions, "predicted_phase_diagram", stand_in)
+    arguments = ["validate", "copy-head", "--attention", "softmax", "--L", "4", "--V", "3", "--P-grid", "4,64",
+                 "--seeds", "1", "--steps", "100", "--convention", "architecture=M", "--device", "cpu",
+                 "--workers", "1", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json"),
+                 "--plot", str(tmp_path / "p.png")]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["predicted"]["transitions"]["P_star"] == 20.0
+    agreement = report["agreement"]
+    assert agreement["available"] and set(agreement["ratios"]) == {"P_star"}
+    assert agreement["ratios"]["P_star"] == pytest.approx(report["measured"]["P_star"] / 20.0)
+    assert agreement["within_factor"]["P_star"] == (0.5 <= agreement["ratios"]["P_star"] <= 2)
+    assert agreement["order_parameter_rms"]["c1"] >= 0
+
+
+def test_measured_linear_transitions():
+    from validation.copy_task.analysis import measured_transitions
+
+    P = [10, 20, 40, 80, 160]
+    transitions = measured_transitions("linear", P, {"c1": [0, 0.0, 0.3, 0.5, 0.5], "cG": [0, 0, 0.01, 0.05, 0.6]})
+    assert transitions["P1"] == pytest.approx((20 * 40) ** 0.5)
+    assert transitions["crossover"] == pytest.approx((80 * 160) ** 0.5)
+
+
+def test_prediction_without_the_theory_is_a_clear_error(monkeypatch):
+    import sys
+
+    from validation.copy_task.predictions import predicted_phase_diagram
+
+    monkeypatch.setitem(sys.modules, "numerics.copy_head", None)  # makes the import fail
+    with pytest.raises(EmergenceError, match="copy-head theory not available yet"):
+        predicted_phase_diagram("softmax", 32, 8, None, [100.0])

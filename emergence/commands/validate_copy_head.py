@@ -28,6 +28,8 @@ def add_arguments(parser):
     parser.add_argument("--draws", type=int, default=50, help="SGLD draws per chain (default 50)")
     parser.add_argument("--thin", type=int, default=20, help="SGLD steps between draws (default 20)")
     parser.add_argument("--chains", type=int, default=2, help="SGLD chains per seed and start (default 2)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (CPU; default: CPU count)")
     parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
     parser.add_argument("--plot", default=None, help="write the plot to PATH (png, pdf, svg)")
@@ -82,7 +84,7 @@ def run(args) -> int:
         point_config(
             args.attention, args.optimizer, args.L, args.V, P, args.seeds, convention, seed=args.seed,
             adam_steps=args.steps, sgld_burn_in=args.burn_in, sgld_draws=args.draws,
-            sgld_thin=args.thin, chains=args.chains,
+            sgld_thin=args.thin, chains=args.chains, dtype=args.dtype,
         )
         for P in grid
     ]

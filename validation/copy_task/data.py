@@ -56,7 +56,7 @@ class CopyTaskBatch:
         return self._one_hot
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``K (R,L,V,L,V)``, ``Q (R,L,V,L,V)``, ``D (R,)`` of the module docstring (cached)."""
+        """``K[r,j,k,u,w]``, ``Q[r,i,j,u,v]`` (both ``(R,L,L,V,V)``) and ``D (R,)`` of the module docstring (cached)."""
         if self._statistics is None:
             R, V = self.runs, self.V
             N, L = self.tokens.shape
@@ -71,7 +71,11 @@ class CopyTaskBatch:
             D = torch.zeros(R, dtype=one_hot.dtype, device=one_hot.device).index_add_(
                 0, self.run, (targets**2).sum(dim=1)
             )
-            self._statistics = (K.reshape(R, L, V, L, V), Q.reshape(R, L, V, L, V), D)
+            # position indices first: K[r, j, k, u, w] and Q[r, i, j, u, v], so that the model's
+            # contractions over positions are plain batched matrix products
+            K = K.reshape(R, L, V, L, V).permute(0, 1, 3, 2, 4).contiguous()
+            Q = Q.reshape(R, L, V, L, V).permute(0, 3, 1, 2, 4).contiguous()
+            self._statistics = (K, Q, D)
         return self._statistics
 
 

@@ -88,15 +88,16 @@ class CopyAttentionModel(torch.nn.Module):
         r""":math:`\sum_{\mu \in r} \|Y^\mu - F^\mu\|^2`, shape ``(R,)``.
 
         Model M uses the sufficient statistics of the batch (cost independent of :math:`P`):
-        :math:`D - 2\langle W, \sum_{ij} A_{ij} Q[j,\cdot,i,\cdot]\rangle
-        + \operatorname{tr}(W^\top M_2 W)`, :math:`M_2 = \sum_{jk}(A^\top A)_{jk} K[j,\cdot,k,\cdot]`.
+        :math:`D - 2\langle W, \sum_{ij} A_{ij} Q[i,j,\cdot,\cdot]\rangle
+        + \operatorname{tr}(W^\top M_2 W)`, :math:`M_2 = \sum_{jk}(A^\top A)_{jk} K[j,k,\cdot,\cdot]`.
         Model T sums the residuals of every sequence (one-hot matrix products, gathered per run).
         """
         if self.convention.architecture == "M":
             K, Q, D = batch.statistics()
             A, W = self.attention(), self.readout
-            linear = torch.einsum("rij,rjuiv->ruv", A, Q)
-            gram = torch.einsum("rjk,rjukw->ruw", A.transpose(-1, -2) @ A, K)
+            R, L, V = self.runs, self.L, self.V
+            linear = (A.reshape(R, 1, L * L) @ Q.reshape(R, L * L, V * V)).reshape(R, V, V)
+            gram = ((A.transpose(-1, -2) @ A).reshape(R, 1, L * L) @ K.reshape(R, L * L, V * V)).reshape(R, V, V)
             return D - 2 * (W * linear).sum(dim=(-2, -1)) + (W * (gram @ W)).sum(dim=(-2, -1))
         residual = batch.targets - self.outputs(batch)
         per_sequence = (residual * residual).sum(dim=(-2, -1))
@@ -113,6 +114,10 @@ class CopyAttentionModel(torch.nn.Module):
     def potential(self, batch: CopyTaskBatch) -> torch.Tensor:
         """The potential :math:`U_r`, shape ``(R,)``."""
         return 0.5 * self.beta * self.squared_errors(batch) + self.prior_energy()
+
+    def forward(self, batch: CopyTaskBatch) -> torch.Tensor:
+        """The potential :math:`U_r` of every run, shape ``(R,)``."""
+        return self.potential(batch)
 
     @torch.no_grad()
     def initialise(self, starts: list[str], seeds: list[int], noise: float = 1e-2) -> None:

@@ -1,4 +1,8 @@
-"""Plot measured order parameters and loss against P, with the theory's curves overlaid."""
+"""Plot measured order parameters and loss against P, with the theory's curves overlaid.
+
+Adam sweeps also show :math:`a_G` of each start (open triangles): where they differ the
+other start is metastable (hysteresis).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     from numerics.io import atomic_path
 
@@ -21,6 +26,10 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
     for key in ("c1", "cG", "aG"):
         left.errorbar(P, measured[f"{key}_mean"], yerr=measured[f"{key}_std"], fmt="o", capsize=3,
                       color=colours[key], label=f"measured {labels[key]}")
+    for start, marker in (("uniform", "v"), ("copy", "^")):
+        if f"aG_{start}_mean" in measured:
+            left.plot(P, measured[f"aG_{start}_mean"], marker, mfc="none", color=colours["aG"],
+                      label=f"$a_G$, Adam from the {start} start")
     right.errorbar(P, measured["loss_mean"], yerr=measured["loss_std"], fmt="o", capsize=3,
                    color="black", label="measured")
     if predicted is not None:
@@ -33,6 +42,7 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
                     axis.axvline(value, color="grey", linestyle=":", linewidth=1)
     for axis in (left, right):
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())
         axis.set_xlabel("P (training sequences)")
         axis.legend(fontsize=7)
     left.set_ylabel("order parameter (dimensionless)")

@@ -6,15 +6,8 @@ transitions{P1, crossover, P_star, spinodals}``).  It needs the copy-head theory
 numerics (``numerics.copy_head``); until that is importable it raises a one-line
 :class:`~theory.errors.EmergenceError`.
 
->>> import importlib.util
->>> if importlib.util.find_spec("numerics.copy_head") is None:
-...     try:
-...         predicted_phase_diagram("softmax", 32, 8, None, [100.0])
-...     except Exception as error:
-...         print(error)
-... else:
-...     print("copy-head theory not available yet")
-copy-head theory not available yet
+The lead wires it to the theory: ``numerics.copy_head.phase_diagram(attention=, L=, V=,
+convention=, P=)`` must return that dictionary for the given convention.
 """
 
 from __future__ import annotations

@@ -1,0 +1,69 @@
+"""SGLD steps per second (issue 5, item 5).
+
+Our sampler (:class:`validation.samplers.sgld.SGLD`) on the copy-task potential (model M,
+softmax, L = 32, V = 8, P = 128): 64 chains batched in one tensor versus 64 single-chain
+samplers in a Python loop; and, where ``devinterp`` is importable, one chain with devinterp's
+SGLD against one chain with ours (same potential, same step size).  Without devinterp that
+row is skipped cleanly.  ``ratio`` = alternative seconds / our seconds; the first record
+also carries ``chain_steps_per_second`` of the batched sampler.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import torch
+
+from benchmarks.harness import compare
+from validation.copy_task.config import CopyTaskConvention
+from validation.copy_task.data import copy_task_batch
+from validation.copy_task.models import CopyAttentionModel
+from validation.samplers.sgld import SGLD
+
+L, V, P, CHAINS = 32, 8, 128, 64
+
+
+def _chain(optimiser_class, chains: int, steps: int, device: str, **options) -> None:
+    convention = CopyTaskConvention(architecture="M", attention="softmax")
+    batch = copy_task_batch([P] * chains, L, V, list(range(chains)), device=device)
+    batch.statistics()
+    model = CopyAttentionModel(chains, L, V, convention, device=device)
+    model.initialise(["uniform"] * chains, list(range(chains)))
+    sampler = optimiser_class(model.parameters(), lr=1e-4, **options)
+    for _ in range(steps):
+        sampler.zero_grad()
+        model.potential(batch).sum().backward()
+        sampler.step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def run(quick: bool) -> list[dict]:
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    steps, repeats = (100, 2) if quick else (400, 3)
+    size = f"L={L} V={V} P={P}, {steps} steps, {device}"
+    rows = [compare(
+        f"SGLD {CHAINS} chains batched vs loop",
+        size,
+        lambda: _chain(SGLD, CHAINS, steps, device),
+        lambda: [_chain(SGLD, 1, steps, device) for _ in range(CHAINS)],
+        repeats=repeats,
+    )]
+    rows[0]["chain_steps_per_second"] = CHAINS * steps / rows[0]["engine_seconds"]
+    if importlib.util.find_spec("devinterp") is not None:
+        from devinterp.optim.sgld import SGLD as DevinterpSGLD
+
+        rows.append(compare(
+            "SGLD one chain: ours vs devinterp",
+            size,
+            lambda: _chain(SGLD, 1, steps, device, noise_level=1.0, nbeta=1.0),
+            lambda: _chain(DevinterpSGLD, 1, steps, device, noise_level=1.0, nbeta=1.0),
+            repeats=repeats,
+        ))
+        rows[-1]["steps_per_second"] = steps / rows[-1]["engine_seconds"]
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick=True):
+        print(row)

@@ -1,0 +1,62 @@
+"""Batched training sweep versus a Python loop over separate models (issue 5, item 4).
+
+64 copy-task runs (8 P values x 8 seeds), Adam on the theory's potential, L = 32, V = 8,
+a fixed number of steps.  The engine trains all 64 as one tensor program
+(:class:`validation.copy_task.models.CopyAttentionModel` with a run axis); the alternative
+trains the same 64 models one after another, each with its own Adam.  Both do identical
+arithmetic per run.  ``ratio`` = loop seconds / batched seconds (runs per second gained).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from benchmarks.harness import compare
+from validation.copy_task.config import CopyTaskConvention
+from validation.copy_task.data import copy_task_batch
+from validation.copy_task.models import CopyAttentionModel
+
+L, V = 32, 8
+P_VALUES = (16, 24, 32, 48, 64, 96, 128, 192)
+SEEDS = 8
+
+
+def _train(counts, seeds, convention, steps, device) -> None:
+    batch = copy_task_batch(counts, L, V, seeds, device=device)
+    if convention.architecture == "M":
+        batch.statistics()
+    model = CopyAttentionModel(len(counts), L, V, convention, device=device)
+    model.initialise(["uniform"] * len(counts), list(seeds))
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.02)
+    for _ in range(steps):
+        optimiser.zero_grad(set_to_none=True)
+        model.potential(batch).sum().backward()
+        optimiser.step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _one(architecture: str, attention: str, steps: int, repeats: int, device: str) -> dict:
+    convention = CopyTaskConvention(architecture=architecture, attention=attention)
+    counts = [P for P in P_VALUES for _ in range(SEEDS)]
+    seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
+    return compare(
+        f"copy sweep {architecture}/{attention} Adam",
+        f"64 runs, L={L}, V={V}, {steps} steps, {device}",
+        lambda: _train(counts, seeds, convention, steps, device),
+        lambda: [_train([c], [s], convention, steps, device) for c, s in zip(counts, seeds)],
+        repeats=repeats,
+        detail=f"8 P in {P_VALUES[0]}..{P_VALUES[-1]} x 8 seeds; ratio = runs/s batched over runs/s looped",
+    )
+
+
+def run(quick: bool) -> list[dict]:
+    """Model T (the default) and model M, softmax attention; ``quick`` uses fewer steps and repeats."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    steps, repeats = (10, 2) if quick else (50, 3)
+    return [_one("T", "softmax", steps, repeats, device), _one("M", "softmax", steps, repeats, device)]
+
+
+if __name__ == "__main__":
+    for row in run(quick=True):
+        print(row)
