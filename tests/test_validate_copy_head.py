@@ -84,11 +84,19 @@ def test_measured_linear_transitions():
     assert transitions["crossover"] == pytest.approx((80 * 160) ** 0.5)
 
 
-def test_prediction_without_the_theory_is_a_clear_error(monkeypatch):
-    import sys
+def test_prediction_is_the_phase_diagram_at_the_runs_convention():
+    """The validation's theory curve is exactly `emergence phase-diagram` at the same convention and grid."""
+    import numpy as np
 
+    from numerics.copy_head.phase_diagram import phase_diagram
+    from numerics.copy_head.reduced_action import reduced_action
+    from validation.copy_task.config import CopyTaskConvention
     from validation.copy_task.predictions import predicted_phase_diagram
 
-    monkeypatch.setitem(sys.modules, "numerics.copy_head", None)  # makes the import fail
-    with pytest.raises(EmergenceError, match="copy-head theory not available yet"):
-        predicted_phase_diagram("softmax", 32, 8, None, [100.0])
+    convention = CopyTaskConvention(attention="softmax")
+    grid = np.geomspace(10, 1e5, 60)
+    predicted = predicted_phase_diagram("softmax", 32, 8, convention, grid)
+    direct = phase_diagram(reduced_action("softmax", 32, 8, convention), grid)
+    assert predicted["cG"] == pytest.approx(list(direct.cG))
+    assert predicted["transitions"]["P_star"] == direct.transitions["P_star"]
+    assert predicted["convention"]["attention"] == "softmax"

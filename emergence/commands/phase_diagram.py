@@ -7,7 +7,6 @@ generated kernels.  Transitions that do not occur inside the grid are null.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 NAME = "phase-diagram"
@@ -26,25 +25,6 @@ def add_arguments(parser):
     parser.add_argument("--plot", type=Path, help="write a figure (order parameters and loss versus log P)")
 
 
-def _finite(values):
-    return [float(v) if math.isfinite(float(v)) else None for v in values]
-
-
-def result_record(diagram, convention) -> dict:
-    """The JSON record of a :class:`numerics.copy_head.phase_diagram.PhaseDiagram`."""
-    return {
-        "attention": diagram.attention,
-        "L": int(diagram.L),
-        "V": int(diagram.V),
-        "convention": convention.as_dict(),
-        "P": _finite(diagram.P),
-        "c1": _finite(diagram.c1),
-        "cG": _finite(diagram.cG),
-        "loss": _finite(diagram.loss),
-        "transitions": diagram.transitions,
-    }
-
-
 def run(args) -> int:
     from emergence.commands.plotting import plot_phase_diagram
     from numerics.copy_head.phase_diagram import check_grid, phase_diagram
@@ -55,7 +35,7 @@ def run(args) -> int:
     convention = Convention.parse(args.convention)
     grid = check_grid(args.P_min, args.P_max, args.points)
     diagram = phase_diagram(reduced_action(args.attention, args.L, args.V, convention), grid)
-    record = result_record(diagram, convention)
+    record = diagram.as_record(convention)
     record["provenance"] = provenance(vars_for_record(args), seed=None)
     transitions = diagram.transitions
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "

@@ -45,6 +45,25 @@ class PhaseDiagram:
     minima: LocalMinima
     transitions: dict = field(default_factory=dict)
 
+    def as_record(self, convention) -> dict:
+        """The JSON record: ``attention, L, V, convention, P, c1, cG, loss, transitions``
+        (non-finite values as ``None``)."""
+        return {
+            "attention": self.attention,
+            "L": int(self.L),
+            "V": int(self.V),
+            "convention": convention.as_dict(),
+            "P": _finite(self.P),
+            "c1": _finite(self.c1),
+            "cG": _finite(self.cG),
+            "loss": _finite(self.loss),
+            "transitions": self.transitions,
+        }
+
+
+def _finite(values) -> list:
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, dtype=float)]
+
 
 def check_grid(P_min: float, P_max: float, points: int) -> np.ndarray:
     """A logarithmic grid of ``points`` values of ``P``; :class:`EmergenceError` if invalid."""

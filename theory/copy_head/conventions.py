@@ -23,10 +23,11 @@ theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
 from theory.errors import EmergenceError
 
-_CHOICES = {
+CHOICES = {
     "architecture": ("T", "M"),
     "normalisation": ("G/L", "G"),
     "shift": ("cyclic", "open"),
@@ -36,7 +37,13 @@ _CHOICES = {
 
 @dataclass(frozen=True)
 class Convention:
-    """Scales and discrete choices of the copy-head model (defaults: model T of the note)."""
+    """Scales and discrete choices of the copy-head model (defaults: model T of the note).
+
+    Subclasses that add discrete fields extend :attr:`choices`; :meth:`parse` and validation
+    follow it.
+    """
+
+    choices: ClassVar[dict[str, tuple[str, ...]]] = CHOICES
 
     architecture: str = "T"
     sigma_G2: float = 1.0
@@ -51,7 +58,7 @@ class Convention:
     targets: str = "raw"
 
     def __post_init__(self):
-        for name, allowed in _CHOICES.items():
+        for name, allowed in self.choices.items():
             if getattr(self, name) not in allowed:
                 raise EmergenceError(
                     f"convention {name}={getattr(self, name)!r} is not one of {', '.join(allowed)}"
@@ -62,24 +69,28 @@ class Convention:
                 raise EmergenceError(f"convention {name} must be positive, got {value}")
 
     @classmethod
-    def parse(cls, text: str) -> "Convention":
-        """A convention from ``"key=value,key=value"`` (unnamed fields keep their defaults)."""
+    def parse(cls, text: str | None, **overrides) -> "Convention":
+        """A convention from ``"key=value,key=value"`` (unnamed fields keep their defaults).
+
+        ``overrides`` that are not ``None`` win over the text (e.g. ``attention=`` from a flag).
+        """
         known = {f.name: f for f in fields(cls)}
         values: dict[str, object] = {}
-        for item in filter(None, (part.strip() for part in text.split(","))):
+        for item in filter(None, (part.strip() for part in (text or "").split(","))):
             key, separator, raw = item.partition("=")
             key, raw = key.strip(), raw.strip()
             if not separator:
                 raise EmergenceError(f"convention item {item!r} is not key=value")
             if key not in known:
                 raise EmergenceError(f"unknown convention field {key!r}; fields: {', '.join(known)}")
-            if key in _CHOICES:
+            if key in cls.choices:
                 values[key] = raw
             else:
                 try:
                     values[key] = float(raw)
                 except ValueError:
                     raise EmergenceError(f"convention {key}={raw!r} is not a number") from None
+        values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
     def as_dict(self) -> dict[str, object]:

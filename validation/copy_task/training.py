@@ -170,7 +170,7 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
     sequence).  Linear attention has the exact symmetry :math:`(\theta, W) \to (-\theta, -W)`,
     so its posterior mean of :math:`c_1, c_G` vanishes; the sign is fixed by the gauge
     :math:`m = \operatorname{tr}(A^\top S) \ge 0` (reported values are :math:`\operatorname{sgn}(m)\,c`).
-    Test loss: :math:`\frac{1}{P_{eval}}\sum_\mu \|Y^\mu - F^\mu\|^2`.
+    Test loss per position, the theory's unit: :math:`\frac{1}{P_{eval} L}\sum_\mu \|Y^\mu - F^\mu\|^2_F`.
     """
     attention = model.attention(evaluation)
     order = copy_order_parameters(attention)
@@ -187,5 +187,5 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
     if model.convention.attention == "linear":
         sign = torch.where(m < 0, -1.0, 1.0).to(c1.dtype)
         c1, cG, m = sign * c1, sign * cG, sign * m
-    test_loss = model.squared_errors(evaluation) / evaluation.counts
+    test_loss = model.squared_errors(evaluation) / (evaluation.counts * model.L)
     return {"c1": c1, "cG": cG, "aG": m / model.L, "coverage": order["coverage"], "test_loss": test_loss}
