@@ -9,11 +9,10 @@ the full trace instead.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from emergence import __version__
-from emergence.commands import COMMAND_MODULES
+from emergence.commands import COMMAND_MODULES, register_commands
 from theory.errors import EmergenceError
 
 
@@ -26,12 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--traceback", action="store_true", help="show the full traceback of an error"
     )
-    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for dotted in COMMAND_MODULES:
-        module = importlib.import_module(dotted)
-        sub = subcommands.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
-        module.add_arguments(sub)
-        sub.set_defaults(handler=module.run)
+    register_commands(parser.add_subparsers(dest="command", metavar="COMMAND"), COMMAND_MODULES)
     return parser
 
 

@@ -1,12 +1,11 @@
 """Print each step of a theory's derivation, as SymPy derives it.
 
-``emergence derive THEORY ...``: one sub-command per theory module in :data:`DERIVE_MODULES`
-(each defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args)``).
+``emergence derive THEORY ...``: one sub-command per theory module in :data:`DERIVE_MODULES`.
 """
 
 from __future__ import annotations
 
-import importlib
+from emergence.commands import command_names, register_commands
 
 NAME = "derive"
 HELP = "print each derivation step of a theory (SymPy results) as text, LaTeX or JSON"
@@ -18,19 +17,11 @@ DERIVE_MODULES: tuple[str, ...] = (
 
 
 def add_arguments(parser):
-    theories = parser.add_subparsers(dest="theory", metavar="THEORY")
-    for dotted in DERIVE_MODULES:
-        module = importlib.import_module(dotted)
-        sub = theories.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
-        module.add_arguments(sub)
-        sub.set_defaults(derive_handler=module.run)
+    register_commands(parser.add_subparsers(dest="theory", metavar="THEORY"), DERIVE_MODULES)
 
 
 def run(args) -> int:
+    """Reached only when no theory was named."""
     from theory.errors import EmergenceError
 
-    handler = getattr(args, "derive_handler", None)
-    if handler is None:
-        names = ", ".join(importlib.import_module(d).NAME for d in DERIVE_MODULES)
-        raise EmergenceError(f"choose a theory to derive: {names}")
-    return handler(args)
+    raise EmergenceError(f"choose a theory to derive: {command_names(DERIVE_MODULES)}")

@@ -1,12 +1,8 @@
-"""Validate a theory against trained models: one sub-command per experiment.
-
-Each module in :data:`VALIDATE_MODULES` defines ``NAME``, ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``, like a top-level command.
-"""
+"""Validate a theory against trained models: one sub-command per experiment in :data:`VALIDATE_MODULES`."""
 
 from __future__ import annotations
 
-import importlib
+from emergence.commands import command_names, register_commands
 
 NAME = "validate"
 HELP = "train small models and compare them with a theory's predictions"
@@ -18,18 +14,11 @@ VALIDATE_MODULES: tuple[str, ...] = (
 
 
 def add_arguments(parser):
-    experiments = parser.add_subparsers(dest="experiment", metavar="EXPERIMENT")
-    for dotted in VALIDATE_MODULES:
-        module = importlib.import_module(dotted)
-        sub = experiments.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
-        module.add_arguments(sub)
-        sub.set_defaults(validate_handler=module.run)
-    parser.set_defaults(validate_parser=parser)
+    register_commands(parser.add_subparsers(dest="experiment", metavar="EXPERIMENT"), VALIDATE_MODULES)
 
 
 def run(args) -> int:
-    handler = getattr(args, "validate_handler", None)
-    if handler is None:
-        args.validate_parser.print_help()
-        return 2
-    return int(handler(args) or 0)
+    """Reached only when no experiment was named."""
+    from theory.errors import EmergenceError
+
+    raise EmergenceError(f"choose what to validate: {command_names(VALIDATE_MODULES)}")

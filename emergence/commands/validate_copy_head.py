@@ -3,7 +3,8 @@
 The models and the potential are the theory's own (``--convention``); every P point trains
 all seeds and both starts (uniform, copy) as one batched tensor program.  With ``--out`` each
 finished point is stored atomically and a rerun resumes.  The theory side (``predicted``) is
-null with a reason while the copy-head theory is not available.
+null with a reason where the solvers do not cover the convention (for example centred
+targets or the open shift).
 """
 
 from __future__ import annotations
