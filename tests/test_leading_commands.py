@@ -105,9 +105,9 @@ def test_cuda_request_without_gpu_is_a_clear_error(capsys):
     assert "no GPU" in _one_error_line(capsys)
 
 
-def test_validate_without_experiment_prints_help(capsys):
+def test_validate_without_experiment_names_the_experiments(capsys):
     assert main(["validate"]) == 2
-    assert "leading-terms" in capsys.readouterr().out
+    assert "leading-terms, copy-head" in _one_error_line(capsys)
 
 
 @pytest.mark.parametrize(
