@@ -51,3 +51,14 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path, arguments, message):
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert result.stderr.startswith("emergence: error:")
+
+
+def test_missing_gpu_is_one_line_and_nonzero(tmp_path):
+    from numerics.backend import cupy_status
+
+    usable, _ = cupy_status()
+    if usable:
+        pytest.skip("this machine has a working GPU: the missing-GPU error cannot occur here")
+    result = run_cli("basis", "synthetic", "--backend", "cupy", "--out", str(tmp_path / "b.npz"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "backend 'cupy' requested but unavailable" in result.stderr
