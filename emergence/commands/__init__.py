@@ -11,4 +11,5 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.associate",
     "emergence.commands.predict_weights",
     "emergence.commands.validate",
+    "emergence.commands.demo",
 )
