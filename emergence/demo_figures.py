@@ -91,14 +91,18 @@ def copy_task_figure(data: dict, path: Path) -> None:
         axis.set_xlabel(P_AXIS)
         axis.legend(fontsize=7)
     left.set_ylabel(ORDER_AXIS)
-    right.set_ylabel("test loss (squared error per position, held-out sequences)")
+    right.set_ylabel("held-out loss (squared error per position)")
     figure.suptitle(f"copy task, {data['attention']} attention, L={data['L']}, V={data['V']}: "
                     "trained models vs reconstructed theory", fontsize=10)
     _save(figure, path)
 
 
 def leading_cosines_figure(data: dict, path: Path) -> None:
-    """Frobenius cosine of every trained weight with its leading term, per layer, against the epoch."""
+    """1 - Frobenius cosine of every trained weight with its leading term, per layer, against the epoch.
+
+    Plotted as a gap on a log axis so that 1e-10 (inside the window) and 0.5 (far outside) both show;
+    an exact 1 (W_O after one step) is left out.
+    """
     runs = data["runs"]
     figure, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 4.2), squeeze=False, constrained_layout=True)
     styles = {"W_O": "-", "V": "--", "W": "-.", "P": ":"}
@@ -107,12 +111,13 @@ def leading_cosines_figure(data: dict, path: Path) -> None:
         for component, layers in run["cosine"].items():
             for layer, values in enumerate(layers):
                 name = component if component == "W_O" else f"{component}$^{{({layer + 1})}}$"
-                axis.plot(epochs, _values(values), styles.get(component, "-"), marker=".", label=name)
+                gaps = [1 - v if v == v and v < 1 else float("nan") for v in _values(values)]
+                axis.semilogy(epochs, gaps, styles.get(component, "-"), marker=".", label=name)
         inside = [e for e, w in zip(epochs, run["within_window"]) if w]
         if inside:
             axis.axvspan(0.5, max(inside) + 0.5, color="0.92", label="theorem window")
         axis.set_xlabel("training epoch (one full-batch SGD step each)")
-        axis.set_ylabel("cosine with leading term (dimensionless)")
+        axis.set_ylabel("1 − cosine with leading term (dimensionless, log scale)")
         axis.set_title(f"learning rate {run['lr']:g}, {run['layers']} layers", fontsize=9)
         axis.legend(fontsize=7, ncol=2)
     _save(figure, path)
