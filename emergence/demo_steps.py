@@ -56,10 +56,10 @@ QUICK: dict[str, Any] = {
 FULL: dict[str, Any] = {
     "scaling": {"fast": False, "dps": 50},
     "copy_task": [
-        {"attention": "linear", "L": 8, "V": 4, "P": [4, 8, 16, 32, 64, 128, 256, 512], "seeds": 3,
-         "adam_steps": 2000, "sgld_burn_in": 2000, "sgld_draws": 50, "sgld_thin": 20, "chains": 2},
-        {"attention": "softmax", "L": 32, "V": 4, "P": [96, 192, 384, 768], "seeds": 2, "adam_steps": 600,
-         "sgld_burn_in": 400, "sgld_draws": 20, "sgld_thin": 10, "chains": 1},
+        {"attention": "linear", "L": 8, "V": 4, "P": [4, 8, 16, 32, 64, 128, 256], "seeds": 2,
+         "adam_steps": 1500, "sgld_burn_in": 1000, "sgld_draws": 25, "sgld_thin": 20, "chains": 1},
+        {"attention": "softmax", "L": 32, "V": 4, "P": [128, 256, 512], "seeds": 2, "adam_steps": 400,
+         "sgld_burn_in": 200, "sgld_draws": 20, "sgld_thin": 10, "chains": 1},
     ],
     "leading_terms": [
         {"lr": 0.002, "epochs": 20, "max_sequences": 64, "layers": 2},
