@@ -115,8 +115,8 @@ def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | N
              log: Callable[[str], None] | None = None) -> tuple[Path, Path]:
     """Run (or reuse) every step, then write ``report.md`` and ``results.json``.
 
-    ``progress`` wraps the step list (a tqdm-like callable); ``log`` receives one line per
-    step with its wall time and whether it was reused.
+    ``progress`` wraps the step list (a tqdm-like callable); ``log`` receives, per step, a line
+    with its wall time and whether it was reused, then the section's comparison line.
     """
     ensure_writable_directory(context.out)
     sections, timings = [], {}
@@ -130,6 +130,8 @@ def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | N
         timings[step.key] = {"seconds": seconds, "reused": reused}
         if log is not None:
             log(f"{step.title}: {'reused' if reused else 'done'} in {seconds:.1f} s")
+            if section.comparison:
+                log(f"  {section.comparison}")
         sections.append(section)
     record = provenance(context.config(), context.seed)
     record["step_timings"] = timings

@@ -175,12 +175,14 @@ def derivations_step(context: DemoContext) -> Section:
 
 def _closed_forms(L: int, V: int) -> dict:
     """The kernels' closed-form P1 and copy-mode onset, and the derived softmax dominant balance, at 30 digits."""
-    from emergence.commands.scaling import derived_reference
-    from numerics.copy_head.precise import context as mp_context
-    from numerics.copy_head.scaling import kernel_reference
-    from numerics.copy_head.reduced_action import default_convention
+    import mpmath
 
-    ctx = mp_context(30)
+    from emergence.commands.scaling import derived_reference
+    from numerics.copy_head.reduced_action import default_convention
+    from numerics.copy_head.scaling import kernel_reference
+
+    ctx = mpmath.mp.clone()
+    ctx.dps = 30
     convention = default_convention()
     forms = {}
     for name, reference in (("P1", kernel_reference("linear-second-order", convention)),
@@ -511,7 +513,7 @@ def leading_terms_step(context: DemoContext) -> Section:
 
 # ---------------------------------------------------------------- associations
 
-def _planted_queries() -> list[tuple[str, str, tuple[str, ...]]]:
+def planted_queries() -> list[tuple[str, str, tuple[str, ...]]]:
     """(kind, query, planted partners) for every planted association of the story corpus."""
     from numerics.story_corpus import PLANTED_ASSOCIATIONS
 
@@ -543,7 +545,7 @@ def associations_step(context: DemoContext) -> Section:
     tokens = corpus.vocabulary.tokens
     depth = 8
     if context.corpus is None:
-        planted = _planted_queries()
+        planted = planted_queries()
         entries = []
         for kind, query, partners in planted:
             scores = top_association_scores(stats, tokens, query, depth)[kind]
@@ -579,12 +581,20 @@ def associations_step(context: DemoContext) -> Section:
     )
 
 
+def no_settings(context: DemoContext) -> dict:
+    """Settings of a step that depends on nothing but the engine's code."""
+    return {}
+
+
+def phase_diagram_settings(context: DemoContext) -> dict:
+    return {"phase_diagram": PHASE_DIAGRAM}
+
+
 def demo_steps() -> list[DemoStep]:
     """The demo's steps, in report order."""
-    constant = lambda context: {}  # noqa: E731 - the step depends on nothing but the code
     return [
-        DemoStep("derivations", "derivations", derivations_step, constant),
-        DemoStep("phase_diagrams", "phase diagrams", phase_diagrams_step, lambda context: {"phase_diagram": PHASE_DIAGRAM}),
+        DemoStep("derivations", "derivations", derivations_step, no_settings),
+        DemoStep("phase_diagrams", "phase diagrams", phase_diagrams_step, phase_diagram_settings),
         DemoStep("scaling", "scaling claims", scaling_step, scaling_settings),
         DemoStep("copy_task", "copy-task validation", copy_task_step, copy_task_settings),
         DemoStep("leading_terms", "leading-term validation", leading_terms_step, leading_terms_settings),
