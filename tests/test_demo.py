@@ -89,3 +89,12 @@ def test_bad_corpus_is_a_one_line_error(tmp_path, capsys, content):
     error = capsys.readouterr().err.strip()
     assert error.startswith("emergence: error: corpus") and "\n" not in error
     assert not (tmp_path / "out" / "report.md").exists()
+
+
+def test_an_interrupted_demo_recomputes_only_the_missing_step(quick_demo, capsys):
+    (quick_demo / "steps" / "associations.json").unlink()
+    assert main(["demo", "--quick", "--out", str(quick_demo)]) == 0
+    out = capsys.readouterr().out
+    assert "associations: done" in out
+    for title in STEP_TITLES[:-1]:
+        assert f"{title}: reused" in out
