@@ -3,18 +3,42 @@
 The demo is a list of :class:`DemoStep` s.  Each step's finished :class:`~emergence.report.Section`
 is stored atomically under ``OUT/steps/<key>.json`` together with the configuration that
 produced it; a re-run with the same configuration reuses it, so an interrupted demo resumes
-where it stopped.  Steps hold no science: they call the theory, numerics and validation
-layers and lay out what those return.
+where it stopped.  A step's configuration is its own ``settings`` (sizes, grids, steps,
+the seed and corpus where they matter) plus a fingerprint of the engine's source code, so
+a changed setting or changed code recomputes exactly the steps it affects.  Steps hold no
+science: they call the theory, numerics and validation layers and lay out what those return.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 from emergence.report import Section, write_report
 from numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+
+ENGINE_PACKAGES = ("theory", "numerics", "validation", "emergence")
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 (16 hex digits) of every Python source file of the engine, in path order."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for package in ENGINE_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def file_fingerprint(path: Path) -> str:
+    """SHA-256 (16 hex digits) of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -30,48 +54,85 @@ class DemoContext:
     def figures(self) -> Path:
         return ensure_writable_directory(self.out / "figures")
 
+    def corpus_identity(self) -> dict:
+        """The corpus as a configuration: the built-in generator and seed, or a file and its hash."""
+        if self.corpus is None:
+            return {"corpus": "synthetic", "seed": self.seed}
+        return {"corpus": str(self.corpus), "sha256": file_fingerprint(self.corpus)}
+
     def config(self) -> dict:
         return {"quick": self.quick, "seed": self.seed, "corpus": None if self.corpus is None else str(self.corpus)}
 
 
 @dataclass(frozen=True)
 class DemoStep:
+    """A named step; ``settings(context)`` lists everything its result depends on (default: the whole context)."""
+
     key: str
     title: str
     compute: Callable[[DemoContext], Section]
+    settings: Callable[[DemoContext], dict] | None = None
+
+    def configuration(self, context: DemoContext) -> dict:
+        chosen = self.settings(context) if self.settings is not None else context.config()
+        return {"settings": chosen, "code": code_fingerprint()}
 
 
 def run_step(step: DemoStep, context: DemoContext) -> tuple[Section, bool]:
     """The step's section, reused from ``OUT/steps`` when its configuration matches; (section, reused)."""
     stored = context.out / "steps" / f"{step.key}.json"
+    configuration = as_stored(step.configuration(context))
     if stored.exists():
         record = read_json(stored)
         figures_present = all((context.out / f).exists() for f in record["section"]["figures"])
-        if record.get("config") == context.config() and figures_present:
+        if record.get("config") == configuration and figures_present:
             return Section.from_record(record["section"]), True
     section = step.compute(context)
-    write_json_atomic(stored, {"config": context.config(), "section": section.as_record()})
+    write_json_atomic(stored, {"config": configuration, "section": section.as_record()})
     return section, False
 
 
+def as_stored(data: dict) -> dict:
+    """``data`` as it reads back from JSON (tuples become lists), for comparison with stored files."""
+    import json
+
+    from numerics.io import to_json_text
+
+    return json.loads(to_json_text(data))
+
+
 PREAMBLE = """\
-This report was written by `emergence demo`. Every number in it is also in `results.json`.
-Each section separates what the engine **derives** (SymPy from the model definition, then
-generated kernels), what is **reconstructed** (the copy-head model: only the abstract of
-arXiv 2606.12058 is available, so the model and its reduction are our own, inside the
-paper's framework), what is **measured** (trained torch models, corpus statistics), and how
-they compare."""
+This report was written by `emergence demo`. Every number in it is also in `results.json`,
+together with the plotted arrays (`emergence.demo_figures.regenerate_figures` redraws every
+figure from that file). Each section separates what the engine **derives** (SymPy from the
+model definition, then generated kernels), what is **reconstructed** (the copy-head model:
+only the abstract of arXiv 2606.12058 is available, so the model and its reduction are our
+own, inside the paper's framework), what is **measured** (trained torch models, corpus
+statistics), and how they compare."""
 
 
-def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | None = None) -> tuple[Path, Path]:
-    """Run (or reuse) every step, then write ``report.md`` and ``results.json``."""
+def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | None = None,
+             log: Callable[[str], None] | None = None) -> tuple[Path, Path]:
+    """Run (or reuse) every step, then write ``report.md`` and ``results.json``.
+
+    ``progress`` wraps the step list (a tqdm-like callable); ``log`` receives, per step, a line
+    with its wall time and whether it was reused, then the section's comparison line.
+    """
     ensure_writable_directory(context.out)
-    sections = []
+    sections, timings = [], {}
     iterator = progress(steps) if progress else steps
     for step in iterator:
         if hasattr(iterator, "set_description"):
             iterator.set_description(step.title)
-        section, _ = run_step(step, context)
+        started = time.perf_counter()
+        section, reused = run_step(step, context)
+        seconds = time.perf_counter() - started
+        timings[step.key] = {"seconds": seconds, "reused": reused}
+        if log is not None:
+            log(f"{step.title}: {'reused' if reused else 'done'} in {seconds:.1f} s")
+            if section.comparison:
+                log(f"  {section.comparison}")
         sections.append(section)
     record = provenance(context.config(), context.seed)
+    record["step_timings"] = timings
     return write_report(context.out, "emergence: demo report", PREAMBLE, sections, record)

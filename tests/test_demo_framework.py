@@ -2,7 +2,7 @@
 
 import json
 
-from emergence.demo import DemoContext, DemoStep, run_demo, run_step
+from emergence.demo import DemoContext, DemoStep, code_fingerprint, run_demo, run_step
 from emergence.report import Section, markdown_table
 
 
@@ -42,3 +42,25 @@ def test_report_and_results_hold_every_section(tmp_path):
 def test_markdown_table_formats_numbers_and_missing_values():
     table = markdown_table(["claim", "exponent"], [["P1 ~ V^2", 2.00123], ["none", None]])
     assert table.splitlines()[2] == "| P1 ~ V^2 | 2.001 |" and "| none | — |" in table
+
+
+def test_a_step_with_own_settings_is_keyed_by_them_only(tmp_path):
+    calls = []
+    plain = counting_step(calls)
+    step = DemoStep(plain.key, plain.title, plain.compute, settings=lambda context: {"L": 8})
+    assert run_step(step, DemoContext(tmp_path, quick=True, seed=0, corpus=None))[1] is False
+    assert run_step(step, DemoContext(tmp_path, quick=False, seed=5, corpus=None))[1] is True
+    changed = DemoStep(plain.key, plain.title, plain.compute, settings=lambda context: {"L": 16})
+    assert run_step(changed, DemoContext(tmp_path, quick=False, seed=5, corpus=None))[1] is False
+    assert len(calls) == 2
+    stored = json.loads((tmp_path / "steps" / "curve.json").read_text())
+    assert stored["config"] == {"settings": {"L": 16}, "code": code_fingerprint()}
+
+
+def test_corpus_identity_follows_the_file_content(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one story\n")
+    first = DemoContext(tmp_path, quick=True, seed=0, corpus=corpus).corpus_identity()
+    corpus.write_text("another story\n")
+    assert DemoContext(tmp_path, quick=True, seed=0, corpus=corpus).corpus_identity() != first
+    assert DemoContext(tmp_path, quick=True, seed=2, corpus=None).corpus_identity() == {"corpus": "synthetic", "seed": 2}

@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.associate",
     "emergence.commands.predict_weights",
     "emergence.commands.validate",
+    "emergence.commands.demo",
 )
 
 
