@@ -194,7 +194,6 @@ def _closed_forms(L: int, V: int) -> dict:
 
 
 def phase_diagrams_step(context: DemoContext) -> Section:
-    from emergence.commands.phase_diagram import result_record
     from numerics.copy_head.phase_diagram import check_grid, phase_diagram
     from numerics.copy_head.reduced_action import default_convention, reduced_action
 
@@ -204,7 +203,7 @@ def phase_diagrams_step(context: DemoContext) -> Section:
     records, plots = {}, []
     with _progress(2, "phase diagrams") as bar:
         for attention in ("linear", "softmax"):
-            records[attention] = result_record(phase_diagram(reduced_action(attention, L, V, convention), grid), convention)
+            records[attention] = phase_diagram(reduced_action(attention, L, V, convention), grid).as_record(convention)
             plots.append(plot_record(f"figures/phase_diagram_{attention}.png", "phase_diagram", records[attention]))
             bar.update(1)
     closed = _closed_forms(L, V)
@@ -364,8 +363,8 @@ def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -
     for key in ("c1", "cG", "aG", "coverage"):
         measured[f"{key}_mean"] = [r[f"{key}_mean"] for r in results]
         measured[f"{key}_std"] = [r[f"{key}_std"] for r in results]
-    measured["loss_per_position_mean"] = [r["test_loss_mean"] / L for r in results]
-    measured["loss_per_position_std"] = [r["test_loss_std"] / L for r in results]
+    measured["loss_per_position_mean"] = [r["test_loss_mean"] for r in results]
+    measured["loss_per_position_std"] = [r["test_loss_std"] for r in results]
     if optimizer == "adam":
         measured["converged_fraction"] = [r["converged_fraction"] for r in results]
         measured["metastable_fraction"] = [r["metastable_fraction"] for r in results]
@@ -373,18 +372,16 @@ def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -
 
 
 def _copy_task_experiment(experiment: dict, context: DemoContext) -> dict:
-    from emergence.commands.phase_diagram import result_record
-    from numerics.copy_head.phase_diagram import phase_diagram
-    from numerics.copy_head.reduced_action import default_convention, reduced_action
     from validation.copy_task.analysis import agreement, measured_transitions
+    from validation.copy_task.config import CopyTaskConvention
+    from validation.copy_task.predictions import predicted_phase_diagram
 
     import numpy as np
 
     attention, L, V = experiment["attention"], experiment["L"], experiment["V"]
     P = experiment["P"]
     fine = np.geomspace(P[0] / 2, P[-1] * 2, 200)
-    convention = default_convention()
-    predicted = result_record(phase_diagram(reduced_action(attention, L, V, convention), fine), convention)
+    predicted = predicted_phase_diagram(attention, L, V, CopyTaskConvention(attention=attention), fine)
     measured, comparison = {}, {}
     for optimizer in ("adam", "sgld"):
         measured[optimizer] = _measure_copy_task(experiment, optimizer, context)

@@ -41,13 +41,24 @@ def ensure_writable_directory(directory: str | os.PathLike) -> Path:
     return path
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it over ``path`` if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it over ``path`` if the block succeeds.
+
+    The file gets the permissions of an ordinary new file (``0o666`` less the umask), not the
+    owner-only mode of :func:`tempfile.mkstemp`.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(handle)
+    os.chmod(temporary, 0o666 & ~_current_umask())
     temporary_path = Path(temporary)
     try:
         yield temporary_path

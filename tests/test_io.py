@@ -38,3 +38,14 @@ def test_unwritable_directory_is_a_one_line_error(tmp_path):
     with pytest.raises(EmergenceError) as error:
         ensure_writable_directory(blocker / "sub")
     assert "\n" not in str(error.value)
+
+
+def test_result_files_get_ordinary_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        path = write_json_atomic(tmp_path / "r.json", {})
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644
