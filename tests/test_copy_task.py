@@ -78,6 +78,41 @@ def test_batched_potential_equals_the_definition(convention, L, V, counts):
         assert potential[r].item() == pytest.approx(_direct_potential(model, batch, r).item(), rel=1e-10)
 
 
+@pytest.mark.parametrize("attention", ["linear", "softmax"])
+def test_fast_model_T_potential_equals_the_direct_definition_on_a_shuffled_ragged_batch(attention):
+    """Run-major layout (padding, gathered token columns) == z^T W_QK z and (Y - A X W)^2 per sequence."""
+    convention = CopyTaskConvention(architecture="T", attention=attention)
+    ordered = copy_task_batch([3, 7, 1], 5, 3, seeds=[4, 5, 6])
+    permutation = torch.randperm(11, generator=torch.Generator().manual_seed(0))
+    batch = type(ordered)(
+        tokens=ordered.tokens[permutation], targets=ordered.targets[permutation],
+        run=ordered.run[permutation], counts=ordered.counts, V=3,
+    )
+    model = _random_model(3, 5, 3, convention, seed=11)
+    potential = model.potential(batch)
+    for r in range(3):
+        assert potential[r].item() == pytest.approx(_direct_potential(model, batch, r).item(), rel=1e-12)
+    X = batch.one_hot()
+    Z = torch.cat([X, torch.eye(5, dtype=torch.float64).expand(11, 5, 5)], dim=-1)
+    direct_logits = Z @ model.logit_weights.detach()[batch.run] @ Z.transpose(-1, -2)
+    torch.testing.assert_close(model.logits(batch).detach(), direct_logits)
+    gradient = torch.autograd.grad(potential.sum(), model.logit_weights)[0]
+    direct = sum(_direct_potential_with_grad(model, batch, r) for r in range(3))
+    torch.testing.assert_close(gradient, torch.autograd.grad(direct, model.logit_weights)[0])
+
+
+def _direct_potential_with_grad(model, batch, r):
+    """The per-sequence definition of U_r, differentiable in W_QK (model T)."""
+    rows = batch.run == r
+    L, V = model.L, model.V
+    X = torch.nn.functional.one_hot(batch.tokens[rows], V).double()
+    Z = torch.cat([X, torch.eye(L, dtype=torch.float64).expand(X.shape[0], L, L)], dim=-1)
+    G = Z @ model.logit_weights[r] @ Z.transpose(-1, -2)
+    A = torch.softmax(G, dim=-1) if model.convention.attention == "softmax" else G / L
+    data = ((batch.targets[rows] - A @ X @ model.readout[r]) ** 2).sum()
+    return 0.5 * model.beta * data + model.prior_energy()[r]
+
+
 def test_statistics_route_equals_per_sequence_residuals_for_model_M():
     convention = CopyTaskConvention(architecture="M", attention="softmax")
     batch = copy_task_batch([5, 9], 6, 3, seeds=[1, 2])

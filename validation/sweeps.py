@@ -48,11 +48,30 @@ class Executor(Protocol):
 
 
 class InProcessExecutor:
-    """Runs every configuration in this process, one after the other."""
+    """Runs every configuration in this process, one after the other.
+
+    ``threads``: limit torch to that many threads while the runs execute (restored after);
+    small batched models on a shared CPU run an order of magnitude faster on one thread
+    than on contended threads.  ``None`` leaves torch alone (a GPU).
+    """
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads
 
     def map_unordered(self, work, configs):
-        for index, config in enumerate(configs):
-            yield index, work(config)
+        if self.threads is None:
+            for index, config in enumerate(configs):
+                yield index, work(config)
+            return
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            for index, config in enumerate(configs):
+                yield index, work(config)
+        finally:
+            torch.set_num_threads(previous)
 
 
 def _limit_threads() -> None:

@@ -89,7 +89,12 @@ def run(args) -> int:
         )
         for P in grid
     ]
-    executor = InProcessExecutor() if device == "cuda" or args.workers == 1 else LocalProcessExecutor(args.workers)
+    if device == "cuda":
+        executor = InProcessExecutor()
+    elif args.workers == 1:
+        executor = InProcessExecutor(threads=1)
+    else:
+        executor = LocalProcessExecutor(args.workers)
     out = args.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), configs, out, executor=executor,
                         description=f"copy-head {args.attention} {args.optimizer}")

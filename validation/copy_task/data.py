@@ -44,6 +44,7 @@ class CopyTaskBatch:
     V: int
     _statistics: tuple | None = field(default=None, repr=False)
     _one_hot: torch.Tensor | None = field(default=None, repr=False)
+    _run_major: tuple | None = field(default=None, repr=False)
 
     @property
     def runs(self) -> int:
@@ -54,6 +55,31 @@ class CopyTaskBatch:
         if self._one_hot is None:
             self._one_hot = torch.nn.functional.one_hot(self.tokens, self.V).to(self.targets.dtype)
         return self._one_hot
+
+    def run_major(self) -> tuple[torch.Tensor, ...]:
+        """The data laid out run by run, zero-padded to :math:`P_{max} = \\max_r P_r` (cached).
+
+        Returns ``one_hot (R, P_max, L, V)``, ``targets (R, P_max, L, V)``, ``tokens (R, P_max, L)``
+        and the slot ``(run, index)`` of every sequence of the ragged batch, so that
+        ``one_hot[run, index] == self.one_hot()``.  Padding rows are all zero (token 0 in
+        ``tokens``): with :math:`X = Y = 0` a model's output :math:`A X W` and residual vanish, so sums over the
+        padded axis are sums over each run's own sequences.
+        """
+        if self._run_major is None:
+            R, (N, L), V = self.runs, self.tokens.shape, self.V
+            order = torch.argsort(self.run, stable=True)
+            starts = torch.cumsum(self.counts.long(), 0) - self.counts.long()
+            index = torch.empty_like(self.run)
+            index[order] = torch.arange(N, device=self.run.device) - starts[self.run[order]]
+            width = int(self.counts.max().item())
+            one_hot = self.one_hot().new_zeros(R, width, L, V)
+            targets = torch.zeros_like(one_hot)
+            tokens = self.tokens.new_zeros(R, width, L)
+            one_hot[self.run, index] = self.one_hot()
+            targets[self.run, index] = self.targets
+            tokens[self.run, index] = self.tokens
+            self._run_major = (one_hot, targets, tokens, self.run, index)
+        return self._run_major
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``K[r,j,k,u,w]``, ``Q[r,i,j,u,v]`` (both ``(R,L,L,V,V)``) and ``D (R,)`` of the module docstring (cached)."""

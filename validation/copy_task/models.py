@@ -7,7 +7,7 @@ stored as one tensor with a leading run axis, so ``R`` models train as one tenso
 * Model T: :math:`\theta = W_{QK} \in \mathbb{R}^{(V+L)\times(V+L)}`, logits
   :math:`G^\mu_{\ell\ell'} = z_\ell^\top W_{QK} z_{\ell'}` with :math:`z_\ell = x_\ell \oplus e_\ell`,
   i.e. :math:`G_{\ell\ell'} = W_{tt}[x_\ell, x_{\ell'}] + W_{tp}[x_\ell, \ell'] + W_{pt}[\ell, x_{\ell'}] + W_{pp}[\ell, \ell']`
-  (batched matrix products with the one-hot :math:`X^\\mu`, each run's blocks gathered per sequence).
+  (batched matrix products with the one-hot :math:`X^\mu` laid out run by run, ``(R, P_max, L, V)``).
 
 Attention :math:`A = G` or :math:`G/L` (linear, per ``normalisation``) or :math:`\operatorname{softmax}_{row}(G)`;
 output :math:`F^\mu = A^\mu X^\mu W` (:math:`X^\mu W` is a gather of rows of :math:`W`). The potential is the theory's
@@ -61,20 +61,34 @@ class CopyAttentionModel(torch.nn.Module):
         """``(R, L, L)`` for model M (no data needed), ``(N, L, L)`` per sequence for model T."""
         if self.convention.architecture == "M":
             return self.logit_weights
-        X, run, V = batch.one_hot(), batch.run, self.V
-        W = self.logit_weights
-        Xt = X.transpose(-1, -2)
-        token_token = X @ torch.index_select(W[:, :V, :V], 0, run) @ Xt
-        token_position = X @ torch.index_select(W[:, :V, V:], 0, run)
-        position_token = torch.index_select(W[:, V:, :V], 0, run) @ Xt
-        return token_token + token_position + position_token + torch.index_select(W[:, V:, V:], 0, run)
+        *_, run, index = batch.run_major()
+        return self._run_major_logits(batch)[run, index]
 
-    def attention(self, batch: CopyTaskBatch | None = None) -> torch.Tensor:
-        """Attention matrices: ``(R, L, L)`` for model M, ``(N, L, L)`` for model T."""
-        G = self.logits(batch)
+    def _run_major_logits(self, batch: CopyTaskBatch) -> torch.Tensor:
+        r"""Model T logits of every run's sequences, ``(R, P_max, L, L)`` (padding rows included).
+
+        :math:`G^\mu = (X^\mu W_{tt} + W_{pt}) X^{\mu\top} + X^\mu W_{tp} + W_{pp}`: one batched
+        product per run, :math:`X [W_{tt} \mid W_{tp}]` (``(R, P_max L, V) @ (R, V, V + L)``), then
+        the token columns are gathered at :math:`x_{\ell'}` (the product with the one-hot
+        :math:`X^\top`, :math:`O(L^2)` instead of :math:`O(L^2 V)`) and :math:`W_{pp}` is broadcast.
+        No per-sequence copies of the weights.
+        """
+        X, _, tokens, _, _ = batch.run_major()
+        R, width, L, V = X.shape
+        W = self.logit_weights
+        left = (X.reshape(R, width * L, V) @ W[:, :V, :]).reshape(R, width, L, V + L)
+        by_token = left[..., :V] + W[:, None, V:, :V]
+        columns = torch.gather(by_token, -1, tokens[:, :, None, :].expand(R, width, L, L))
+        return columns + left[..., V:] + W[:, None, V:, V:]
+
+    def _normalise(self, G: torch.Tensor) -> torch.Tensor:
         if self.convention.attention == "softmax":
             return torch.softmax(G, dim=-1)
         return G / self.L if self.convention.normalisation == "G/L" else G
+
+    def attention(self, batch: CopyTaskBatch | None = None) -> torch.Tensor:
+        """Attention matrices: ``(R, L, L)`` for model M, ``(N, L, L)`` for model T."""
+        return self._normalise(self.logits(batch))
 
     def outputs(self, batch: CopyTaskBatch, attention: torch.Tensor | None = None) -> torch.Tensor:
         r""":math:`F^\mu = A^\mu X^\mu W`, shape ``(N, L, V)``, computed sequence by sequence."""
@@ -90,20 +104,24 @@ class CopyAttentionModel(torch.nn.Module):
         Model M uses the sufficient statistics of the batch (cost independent of :math:`P`):
         :math:`D - 2\langle W, \sum_{ij} A_{ij} Q[i,j,\cdot,\cdot]\rangle
         + \operatorname{tr}(W^\top M_2 W)`, :math:`M_2 = \sum_{jk}(A^\top A)_{jk} K[j,k,\cdot,\cdot]`.
-        Model T sums the residuals of every sequence (one-hot matrix products, gathered per run).
+        Model T's attention depends on every token of the sequence, so no statistics of fixed
+        size exist; its residuals are summed in the run-major layout
+        (:meth:`~validation.copy_task.data.CopyTaskBatch.run_major`): batched products over
+        ``(R, P_max)``, cost :math:`O(P L^2 V)` per run, no scatter in the backward pass.
         """
+        R, L, V = self.runs, self.L, self.V
         if self.convention.architecture == "M":
             K, Q, D = batch.statistics()
             A, W = self.attention(), self.readout
-            R, L, V = self.runs, self.L, self.V
             linear = (A.reshape(R, 1, L * L) @ Q.reshape(R, L * L, V * V)).reshape(R, V, V)
             gram = ((A.transpose(-1, -2) @ A).reshape(R, 1, L * L) @ K.reshape(R, L * L, V * V)).reshape(R, V, V)
             return D - 2 * (W * linear).sum(dim=(-2, -1)) + (W * (gram @ W)).sum(dim=(-2, -1))
-        residual = batch.targets - self.outputs(batch)
-        per_sequence = (residual * residual).sum(dim=(-2, -1))
-        return torch.zeros(self.runs, dtype=per_sequence.dtype, device=per_sequence.device).index_add(
-            0, batch.run, per_sequence
-        )
+        X, Y, *_ = batch.run_major()
+        width = X.shape[1]
+        A = self._normalise(self._run_major_logits(batch))
+        values = (X.reshape(R, width * L, V) @ self.readout).reshape(R, width, L, V)
+        residual = Y - A @ values
+        return (residual * residual).sum(dim=(1, 2, 3))
 
     def prior_energy(self) -> torch.Tensor:
         r""":math:`\|\theta\|^2/(2s) + \|W\|^2/(2\lambda)`, shape ``(R,)``."""

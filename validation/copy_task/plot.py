@@ -10,7 +10,7 @@ import os
 
 
 def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | None, title: str) -> None:
-    """Two panels: order parameters (with error bars) and test loss per sequence versus P (log axis)."""
+    """Two panels: order parameters (with error bars) and test loss per position versus P (log axis)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -46,7 +46,7 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
         axis.set_xlabel("P (training sequences)")
         axis.legend(fontsize=7)
     left.set_ylabel("order parameter (dimensionless)")
-    right.set_ylabel("test loss per sequence (summed squared error)")
+    right.set_ylabel("test loss per position (squared error summed over outputs)")
     figure.suptitle(title, fontsize=10)
     figure.tight_layout()
     suffix = os.path.splitext(str(path))[1] or ".png"

@@ -163,7 +163,7 @@ def sample_sgld(
 
 @torch.no_grad()
 def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, torch.Tensor]:
-    r"""Order parameters of the attention and the test loss per sequence, each ``(R,)``.
+    r"""Order parameters of the attention and the test loss per position, each ``(R,)``.
 
     The attention is averaged over the evaluation sequences (model T's attention depends on
     the tokens; :math:`c_1, c_G, a_G` are linear in :math:`A`, the coverage is averaged per
