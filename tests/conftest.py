@@ -38,3 +38,15 @@ def reset_global_state():
     torch.manual_seed(0)
     yield
     mpmath.mp.dps = 15
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models: one torch thread avoids pathological contention on a shared 2-core machine.
+
+    Modules that train small models opt in with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

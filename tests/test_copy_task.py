@@ -15,13 +15,7 @@ from validation.copy_task.data import copy_task_batch, previous_token_targets
 from validation.copy_task.models import CopyAttentionModel
 from validation.copy_task.training import measure, train_map
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Tiny models: one thread avoids pathological contention on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 conventions = st.builds(

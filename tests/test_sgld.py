@@ -12,13 +12,7 @@ from validation.samplers.diagnostics import effective_sample_size, mean_and_stan
 from validation.samplers.sgld import SGLD
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Small tensors: one thread avoids pathological contention on a shared 2-core machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _quadratic_loss(w, target):

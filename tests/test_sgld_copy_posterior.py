@@ -18,12 +18,7 @@ from validation.copy_task.training import sample_sgld
 from validation.samplers.diagnostics import mean_and_standard_error
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @settings(max_examples=10)

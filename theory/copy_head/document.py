@@ -19,7 +19,7 @@ from theory.copy_head.landau import (
 from theory.copy_head.order_parameters import effective_linear_scales
 from theory.copy_head.steps import derivation_steps
 from theory.copy_head.symbols import L, V, beta, lam, s1, sG, sigma2
-from theory.derivation_steps import render_markdown
+from theory.derivation_steps import render_markdown, write_generated_document
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "docs" / "derivations" / "copy_head.md"
 REFERENCE = {L: 256, V: 16}
@@ -135,9 +135,7 @@ def copy_head_document() -> str:
 
 
 def write_document(path: Path = DOCUMENT_PATH) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(copy_head_document(), encoding="utf-8")
-    return path
+    return write_generated_document(path, copy_head_document())
 
 
 if __name__ == "__main__":

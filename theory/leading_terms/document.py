@@ -15,7 +15,7 @@ from pathlib import Path
 
 import sympy as sp
 
-from theory.derivation_steps import DerivationStep, Equation, render_markdown
+from theory.derivation_steps import DerivationStep, Equation, render_markdown, write_generated_document
 from theory.leading_terms.bounds import (
     layer_limit, multi_layer_error_bounds, one_layer_error_bounds, one_layer_step_limit, step_limit,
 )
@@ -96,9 +96,7 @@ def leading_terms_document() -> str:
 
 
 def write_document(path: Path = DOCUMENT_PATH) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(leading_terms_document(), encoding="utf-8")
-    return path
+    return write_generated_document(path, leading_terms_document())
 
 
 if __name__ == "__main__":
