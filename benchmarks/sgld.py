@@ -19,6 +19,7 @@ from validation.copy_task.config import CopyTaskConvention
 from validation.copy_task.data import copy_task_batch
 from validation.copy_task.models import CopyAttentionModel
 from validation.samplers.sgld import SGLD
+from validation.sweeps import torch_threads
 
 L, V, P, CHAINS = 32, 8, 128, 64
 
@@ -39,7 +40,13 @@ def _chain(optimiser_class, chains: int, steps: int, device: str, **options) -> 
 
 
 def run(quick: bool) -> list[dict]:
+    """Batched chains vs a loop (and devinterp where installed); one torch thread on a CPU, as sweeps use."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch_threads(1 if device == "cpu" else None):
+        return _records(quick, device)
+
+
+def _records(quick: bool, device: str) -> list[dict]:
     steps, repeats = (100, 2) if quick else (400, 3)
     size = f"L={L} V={V} P={P}, {steps} steps, {device}"
     rows = [compare(

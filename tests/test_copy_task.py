@@ -40,13 +40,13 @@ def _random_model(runs, L, V, convention, seed):
     return model
 
 
-def _direct_potential(model, batch, r):
-    """U_r from its definition with explicit one-hot tokens, z = x (+) e_l, and matrix products."""
+def _direct_attention(model, batch, r):
+    """One-hot X, attention A and targets Y of run r from the definitions, z = x (+) e_l (differentiable in theta)."""
     c = model.convention
     L, V = model.L, model.V
     rows = batch.run == r
     X = torch.nn.functional.one_hot(batch.tokens[rows], V).double()
-    theta, W = model.logit_weights[r].detach(), model.readout[r].detach()
+    theta = model.logit_weights[r]
     if c.architecture == "M":
         G = theta.expand(X.shape[0], L, L)
     else:
@@ -56,10 +56,14 @@ def _direct_potential(model, batch, r):
         A = torch.softmax(G, dim=-1)
     else:
         A = G / L if c.normalisation == "G/L" else G
-    Y = batch.targets[rows]
-    data = ((Y - A @ X @ W) ** 2).sum()
-    s, lam, beta = c.logit_prior_variance(L), c.readout_prior_variance(V), c.beta(L, V)
-    return 0.5 * beta * data + (theta**2).sum() / (2 * s) + (W**2).sum() / (2 * lam)
+    return X, A, batch.targets[rows]
+
+
+def _direct_potential(model, batch, r):
+    """U_r from its definition with explicit one-hot tokens and matrix products (differentiable)."""
+    X, A, Y = _direct_attention(model, batch, r)
+    data = ((Y - A @ X @ model.readout[r]) ** 2).sum()
+    return 0.5 * model.beta * data + model.prior_energy()[r]
 
 
 @settings(max_examples=20)
@@ -91,20 +95,8 @@ def test_fast_model_T_potential_equals_the_direct_definition_on_a_shuffled_ragge
     direct_logits = Z @ model.logit_weights.detach()[batch.run] @ Z.transpose(-1, -2)
     torch.testing.assert_close(model.logits(batch).detach(), direct_logits)
     gradient = torch.autograd.grad(potential.sum(), model.logit_weights)[0]
-    direct = sum(_direct_potential_with_grad(model, batch, r) for r in range(3))
+    direct = sum(_direct_potential(model, batch, r) for r in range(3))
     torch.testing.assert_close(gradient, torch.autograd.grad(direct, model.logit_weights)[0])
-
-
-def _direct_potential_with_grad(model, batch, r):
-    """The per-sequence definition of U_r, differentiable in W_QK (model T)."""
-    rows = batch.run == r
-    L, V = model.L, model.V
-    X = torch.nn.functional.one_hot(batch.tokens[rows], V).double()
-    Z = torch.cat([X, torch.eye(L, dtype=torch.float64).expand(X.shape[0], L, L)], dim=-1)
-    G = Z @ model.logit_weights[r] @ Z.transpose(-1, -2)
-    A = torch.softmax(G, dim=-1) if model.convention.attention == "softmax" else G / L
-    data = ((batch.targets[rows] - A @ X @ model.readout[r]) ** 2).sum()
-    return 0.5 * model.beta * data + model.prior_energy()[r]
 
 
 def test_statistics_route_equals_per_sequence_residuals_for_model_M():
@@ -206,3 +198,63 @@ def test_convention_parsing_and_errors():
     for bad in ("a", "a=x", "normalisation=L", "sigma_G2=-1"):
         with pytest.raises(EmergenceError):
             CopyTaskConvention.parse(bad)
+
+
+def _dense_marginal_action(model, batch, r):
+    r"""S_r from the PL x PL log-evidence of the readout, column by column of Y:
+    ||theta||^2/2s + sum_v [y_v^T Sigma^{-1} y_v / 2] + (V/2) ln det Sigma, Sigma = lambda Phi Phi^T + I/beta."""
+    X, A, Y = _direct_attention(model, batch, r)
+    design = (A @ X).reshape(-1, model.V)
+    targets = Y.reshape(-1, model.V)
+    Sigma = model.readout_prior_variance * design @ design.T + torch.eye(design.shape[0], dtype=design.dtype) / model.beta
+    quadratic = 0.5 * (targets * torch.linalg.solve(Sigma, targets)).sum()
+    logit_prior = (model.logit_weights[r] ** 2).sum() / (2 * model.logit_prior_variance)
+    return logit_prior + quadratic + 0.5 * model.V * torch.linalg.slogdet(Sigma)[1]
+
+
+@settings(max_examples=15)
+@given(conventions, st.integers(2, 5), st.integers(2, 4), st.lists(st.integers(1, 6), min_size=1, max_size=3))
+def test_marginal_action_equals_the_dense_log_evidence_values_and_gradient(convention, L, V, counts):
+    """Woodbury V x V form == PL x PL Gaussian integral over W, up to the constant (V P L / 2) ln beta."""
+    batch = copy_task_batch(counts, L, V, seeds=list(range(len(counts))), shift=convention.shift, targets=convention.targets)
+    model = _random_model(len(counts), L, V, convention, seed=L * 10 + V)
+    marginal = model.marginal_potential(batch)
+    dense = torch.stack([_dense_marginal_action(model, batch, r) for r in range(len(counts))])
+    constant = 0.5 * V * L * batch.counts * np.log(model.beta)
+    torch.testing.assert_close(marginal, dense + constant, rtol=1e-9, atol=1e-9)
+    gradient = torch.autograd.grad(marginal.sum(), model.logit_weights)[0]
+    torch.testing.assert_close(gradient, torch.autograd.grad(dense.sum(), model.logit_weights)[0], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("architecture", ["M", "T"])
+def test_posterior_mean_readout_minimises_U_and_the_profile_is_the_marginal_less_its_occam_term(architecture):
+    convention = CopyTaskConvention(architecture=architecture, attention="softmax")
+    batch = copy_task_batch([5, 9], 6, 3, seeds=[1, 2])
+    model = _random_model(2, 6, 3, convention, seed=4)
+    C, _, _ = model.readout_statistics(batch)
+    occam = 0.5 * 3 * torch.logdet(torch.eye(3, dtype=C.dtype) + model.beta * model.readout_prior_variance * C)
+    marginal = model.marginal_potential(batch).detach()
+    model.set_posterior_mean_readout(batch)
+    potential = model.potential(batch)
+    torch.testing.assert_close(potential.detach(), marginal - occam.detach(), rtol=1e-10, atol=1e-10)
+    readout_gradient = torch.autograd.grad(potential.sum(), model.readout)[0]
+    assert readout_gradient.abs().max().item() < 1e-10
+
+
+def test_adam_on_the_marginal_finds_a_lower_marginal_action_than_the_joint_map():
+    """The marginal MAP minimises S(theta); the joint MAP's theta is a feasible point of S, never lower."""
+    from validation.copy_task.training import train_map
+
+    L, V = 6, 3
+    convention = CopyTaskConvention(architecture="T", attention="softmax")
+    batch = copy_task_batch([40, 40], L, V, seeds=[0, 0])
+    joint, marginal = (CopyAttentionModel(2, L, V, convention) for _ in range(2))
+    for model in (joint, marginal):
+        model.initialise(["uniform", "copy"], [0, 0])
+    train_map(joint, batch, steps=1500)
+    result = train_map(marginal, batch, steps=1500, objective="marginal")
+    assert bool(result.converged.all()), (result.gradient_norm, result.relative_change)
+    assert (result.potential <= joint.marginal_potential(batch).detach() + 1e-9).all()
+    # the readout is left at its posterior mean: no readout gradient of U remains
+    gradient = torch.autograd.grad(marginal.potential(batch).sum(), marginal.readout)[0]
+    assert gradient.abs().max().item() < 1e-8

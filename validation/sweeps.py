@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -59,19 +60,25 @@ class InProcessExecutor:
         self.threads = threads
 
     def map_unordered(self, work, configs):
-        if self.threads is None:
+        with torch_threads(self.threads):
             for index, config in enumerate(configs):
                 yield index, work(config)
-            return
-        import torch
 
-        previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            for index, config in enumerate(configs):
-                yield index, work(config)
-        finally:
-            torch.set_num_threads(previous)
+
+@contextmanager
+def torch_threads(threads: int | None):
+    """Limit torch to ``threads`` intra-op threads inside the block (restored after); ``None`` changes nothing."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _limit_threads() -> None:

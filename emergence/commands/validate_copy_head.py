@@ -18,6 +18,9 @@ DEFAULT_P_GRID = "geom:8:1024:8"
 def add_arguments(parser):
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
+    parser.add_argument("--objective", choices=("joint", "marginal"), default="joint",
+                        help="joint: U(W_QK, W) over both weights (Adam: joint MAP); marginal: the theory's "
+                             "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
     parser.add_argument("--L", type=int, required=True, help="sequence length")
     parser.add_argument("--V", type=int, required=True, help="vocabulary size")
     parser.add_argument("--P-grid", default=DEFAULT_P_GRID,
@@ -85,7 +88,7 @@ def run(args) -> int:
         point_config(
             args.attention, args.optimizer, args.L, args.V, P, args.seeds, convention, seed=args.seed,
             adam_steps=args.steps, sgld_burn_in=args.burn_in, sgld_draws=args.draws,
-            sgld_thin=args.thin, chains=args.chains, dtype=args.dtype,
+            sgld_thin=args.thin, chains=args.chains, dtype=args.dtype, objective=args.objective,
         )
         for P in grid
     ]
@@ -130,7 +133,7 @@ def run(args) -> int:
         from validation.copy_task.plot import plot_copy_head
 
         plot_copy_head(args.plot, measured, predicted,
-                       f"copy head, {args.attention} attention, {args.optimizer}, L={args.L}, V={args.V}, "
+                       f"copy head, {args.attention} attention, {args.optimizer} ({args.objective}), L={args.L}, V={args.V}, "
                        f"model {convention.architecture} (reconstructed theory)")
     if args.json == "-":
         sys.stdout.write(to_json_text(report))

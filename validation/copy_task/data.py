@@ -33,6 +33,22 @@ import torch
 from theory.errors import InvalidSizeError
 
 
+@dataclass(frozen=True)
+class RunMajorGroup:
+    r"""The :math:`R_g` runs of a batch that share one count :math:`P_g`, laid out run by run.
+
+    ``runs (R_g,)`` are their run ids, ``sequences (R_g, P_g)`` the rows of the ragged batch that
+    hold each run's sequences, and ``one_hot``, ``targets (R_g, P_g, L, V)``, ``tokens (R_g, P_g, L)``
+    the data in that layout (``one_hot[i, k] == batch.one_hot()[sequences[i, k]]``).
+    """
+
+    runs: torch.Tensor
+    sequences: torch.Tensor
+    one_hot: torch.Tensor
+    targets: torch.Tensor
+    tokens: torch.Tensor
+
+
 @dataclass
 class CopyTaskBatch:
     """Ragged data of ``R`` runs: ``tokens (N,L)`` int64, ``targets (N,L,V)``, ``run (N,)``, ``counts (R,)``."""
@@ -44,7 +60,7 @@ class CopyTaskBatch:
     V: int
     _statistics: tuple | None = field(default=None, repr=False)
     _one_hot: torch.Tensor | None = field(default=None, repr=False)
-    _run_major: tuple | None = field(default=None, repr=False)
+    _run_major: tuple[RunMajorGroup, ...] | None = field(default=None, repr=False)
 
     @property
     def runs(self) -> int:
@@ -56,47 +72,48 @@ class CopyTaskBatch:
             self._one_hot = torch.nn.functional.one_hot(self.tokens, self.V).to(self.targets.dtype)
         return self._one_hot
 
-    def run_major(self) -> tuple[torch.Tensor, ...]:
-        """The data laid out run by run, zero-padded to :math:`P_{max} = \\max_r P_r` (cached).
+    def run_major_groups(self) -> tuple["RunMajorGroup", ...]:
+        """The data laid out run by run, one :class:`RunMajorGroup` per distinct count :math:`P_r` (cached).
 
-        Returns ``one_hot (R, P_max, L, V)``, ``targets (R, P_max, L, V)``, ``tokens (R, P_max, L)``
-        and the slot ``(run, index)`` of every sequence of the ragged batch, so that
-        ``one_hot[run, index] == self.one_hot()``.  Padding rows are all zero (token 0 in
-        ``tokens``): with :math:`X = Y = 0` a model's output :math:`A X W` and residual vanish, so sums over the
-        padded axis are sums over each run's own sequences.
+        Runs with equal :math:`P_r` share one group, so no run is padded: a sweep point (every
+        run at one :math:`P`) is a single group, and a batch mixing :math:`P` values costs
+        :math:`\\sum_r P_r` sequences, not :math:`R \\max_r P_r`.
         """
         if self._run_major is None:
-            R, (N, L), V = self.runs, self.tokens.shape, self.V
+            counts = self.counts.long()
             order = torch.argsort(self.run, stable=True)
-            starts = torch.cumsum(self.counts.long(), 0) - self.counts.long()
-            index = torch.empty_like(self.run)
-            index[order] = torch.arange(N, device=self.run.device) - starts[self.run[order]]
-            width = int(self.counts.max().item())
-            one_hot = self.one_hot().new_zeros(R, width, L, V)
-            targets = torch.zeros_like(one_hot)
-            tokens = self.tokens.new_zeros(R, width, L)
-            one_hot[self.run, index] = self.one_hot()
-            targets[self.run, index] = self.targets
-            tokens[self.run, index] = self.tokens
-            self._run_major = (one_hot, targets, tokens, self.run, index)
+            starts = torch.cumsum(counts, 0) - counts
+            groups = []
+            for count in torch.unique(counts).tolist():
+                runs = torch.nonzero(counts == count).flatten()
+                sequences = order[starts[runs][:, None] + torch.arange(count, device=order.device)]
+                groups.append(
+                    RunMajorGroup(
+                        runs=runs,
+                        sequences=sequences,
+                        one_hot=self.one_hot()[sequences],
+                        targets=self.targets[sequences],
+                        tokens=self.tokens[sequences],
+                    )
+                )
+            self._run_major = tuple(groups)
         return self._run_major
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``K[r,j,k,u,w]``, ``Q[r,i,j,u,v]`` (both ``(R,L,L,V,V)``) and ``D (R,)`` of the module docstring (cached)."""
         if self._statistics is None:
             R, V = self.runs, self.V
-            N, L = self.tokens.shape
-            one_hot = self.one_hot().reshape(N, L * V)
-            targets = self.targets.reshape(N, L * V)
-            K = torch.zeros(R, L * V, L * V, dtype=one_hot.dtype, device=one_hot.device)
+            L = self.tokens.shape[1]
+            K = self.targets.new_zeros(R, L * V, L * V)
             Q = torch.zeros_like(K)
-            for r in range(R):
-                rows = self.run == r
-                K[r] = one_hot[rows].T @ one_hot[rows]
-                Q[r] = one_hot[rows].T @ targets[rows]
-            D = torch.zeros(R, dtype=one_hot.dtype, device=one_hot.device).index_add_(
-                0, self.run, (targets**2).sum(dim=1)
-            )
+            D = self.targets.new_zeros(R)
+            for group in self.run_major_groups():
+                runs, count = group.runs.shape[0], group.one_hot.shape[1]
+                one_hot = group.one_hot.reshape(runs, count, L * V)
+                targets = group.targets.reshape(runs, count, L * V)
+                K[group.runs] = one_hot.transpose(1, 2) @ one_hot
+                Q[group.runs] = one_hot.transpose(1, 2) @ targets
+                D[group.runs] = (targets * targets).sum(dim=(1, 2))
             # position indices first: K[r, j, k, u, w] and Q[r, i, j, u, v], so that the model's
             # contractions over positions are plain batched matrix products
             K = K.reshape(R, L, V, L, V).permute(0, 1, 3, 2, 4).contiguous()

@@ -4,6 +4,9 @@ r"""One point of a copy-task validation sweep: all seeds, both starts (and chain
 models as one batched tensor program, trains them (Adam MAP) or samples them (SGLD) and
 returns a JSON-ready summary.
 
+The ``objective`` (:data:`~validation.copy_task.training.OBJECTIVES`) is the joint potential
+:math:`U(\theta, W)` or the readout-marginal action :math:`S(\theta)`; "potential" below is that objective.
+
 * Adam: for every seed the start (uniform or copy) with the lower final potential among
   the converged runs is the global MAP; the other start is reported as metastable when its
   order parameters differ (:math:`|\Delta a_G| > 0.05` or :math:`|\Delta c_G| > 0.05`).
@@ -33,6 +36,7 @@ EVALUATION_SEQUENCES = 256
 OBSERVABLES = ("c1", "cG", "aG", "coverage", "test_loss")
 
 DEFAULTS: dict[str, Any] = {
+    "objective": "joint",
     "adam_steps": 2000,
     "adam_lr": 0.05,
     "sgld_burn_in": 2000,
@@ -117,7 +121,7 @@ def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any
 
 
 def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
-    result = train_map(model, batch, steps=config["adam_steps"], lr=config["adam_lr"])
+    result = train_map(model, batch, steps=config["adam_steps"], lr=config["adam_lr"], objective=config["objective"])
     measured = {k: v.cpu().numpy() for k, v in measure(model, evaluation).items()}
     potential = result.potential.cpu().numpy()
     converged = result.converged.cpu().numpy()
@@ -160,7 +164,7 @@ def _summarise_sgld(model, batch, evaluation, runs, config) -> dict[str, Any]:
     samples = sample_sgld(
         model, batch, evaluation,
         burn_in=config["sgld_burn_in"], draws=config["sgld_draws"], thin=config["sgld_thin"],
-        step_fraction=config["sgld_step_fraction"], seed=config["seed"],
+        step_fraction=config["sgld_step_fraction"], seed=config["seed"], objective=config["objective"],
     )
     summary: dict[str, Any] = {"P": config["P"], "chains": len(runs)}
     for key in OBSERVABLES:

@@ -7,7 +7,7 @@ stored as one tensor with a leading run axis, so ``R`` models train as one tenso
 * Model T: :math:`\theta = W_{QK} \in \mathbb{R}^{(V+L)\times(V+L)}`, logits
   :math:`G^\mu_{\ell\ell'} = z_\ell^\top W_{QK} z_{\ell'}` with :math:`z_\ell = x_\ell \oplus e_\ell`,
   i.e. :math:`G_{\ell\ell'} = W_{tt}[x_\ell, x_{\ell'}] + W_{tp}[x_\ell, \ell'] + W_{pt}[\ell, x_{\ell'}] + W_{pp}[\ell, \ell']`
-  (batched matrix products with the one-hot :math:`X^\mu` laid out run by run, ``(R, P_max, L, V)``).
+  (batched matrix products with the one-hot :math:`X^\mu` laid out run by run, ``(R_g, P_g, L, V)`` per group of runs with equal :math:`P`).
 
 Attention :math:`A = G` or :math:`G/L` (linear, per ``normalisation``) or :math:`\operatorname{softmax}_{row}(G)`;
 output :math:`F^\mu = A^\mu X^\mu W` (:math:`X^\mu W` is a gather of rows of :math:`W`). The potential is the theory's
@@ -34,7 +34,7 @@ import torch
 from numerics.order_parameters import cyclic_shift
 from theory.errors import InvalidSizeError
 from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import CopyTaskBatch
+from validation.copy_task.data import CopyTaskBatch, RunMajorGroup
 
 STARTS: tuple[str, ...] = ("uniform", "copy")
 
@@ -61,21 +61,25 @@ class CopyAttentionModel(torch.nn.Module):
         """``(R, L, L)`` for model M (no data needed), ``(N, L, L)`` per sequence for model T."""
         if self.convention.architecture == "M":
             return self.logit_weights
-        *_, run, index = batch.run_major()
-        return self._run_major_logits(batch)[run, index]
+        groups = batch.run_major_groups()
+        rows = torch.cat([group.sequences.flatten() for group in groups])
+        logits = torch.cat([self._group_logits(group).flatten(0, 1) for group in groups])
+        position = torch.empty_like(rows)
+        position[rows] = torch.arange(rows.shape[0], device=rows.device)
+        return logits[position]
 
-    def _run_major_logits(self, batch: CopyTaskBatch) -> torch.Tensor:
-        r"""Model T logits of every run's sequences, ``(R, P_max, L, L)`` (padding rows included).
+    def _group_logits(self, group: RunMajorGroup) -> torch.Tensor:
+        r"""Model T logits of one group's sequences, ``(R_g, P_g, L, L)``.
 
         :math:`G^\mu = (X^\mu W_{tt} + W_{pt}) X^{\mu\top} + X^\mu W_{tp} + W_{pp}`: one batched
-        product per run, :math:`X [W_{tt} \mid W_{tp}]` (``(R, P_max L, V) @ (R, V, V + L)``), then
+        product per run, :math:`X [W_{tt} \mid W_{tp}]` (``(R_g, P_g L, V) @ (R_g, V, V + L)``), then
         the token columns are gathered at :math:`x_{\ell'}` (the product with the one-hot
         :math:`X^\top`, :math:`O(L^2)` instead of :math:`O(L^2 V)`) and :math:`W_{pp}` is broadcast.
         No per-sequence copies of the weights.
         """
-        X, _, tokens, _, _ = batch.run_major()
+        X, tokens = group.one_hot, group.tokens
         R, width, L, V = X.shape
-        W = self.logit_weights
+        W = self.logit_weights[group.runs]
         left = (X.reshape(R, width * L, V) @ W[:, :V, :]).reshape(R, width, L, V + L)
         by_token = left[..., :V] + W[:, None, V:, :V]
         columns = torch.gather(by_token, -1, tokens[:, :, None, :].expand(R, width, L, L))
@@ -101,27 +105,87 @@ class CopyAttentionModel(torch.nn.Module):
     def squared_errors(self, batch: CopyTaskBatch) -> torch.Tensor:
         r""":math:`\sum_{\mu \in r} \|Y^\mu - F^\mu\|^2`, shape ``(R,)``.
 
-        Model M uses the sufficient statistics of the batch (cost independent of :math:`P`):
-        :math:`D - 2\langle W, \sum_{ij} A_{ij} Q[i,j,\cdot,\cdot]\rangle
-        + \operatorname{tr}(W^\top M_2 W)`, :math:`M_2 = \sum_{jk}(A^\top A)_{jk} K[j,k,\cdot,\cdot]`.
-        Model T's attention depends on every token of the sequence, so no statistics of fixed
-        size exist; its residuals are summed in the run-major layout
-        (:meth:`~validation.copy_task.data.CopyTaskBatch.run_major`): batched products over
-        ``(R, P_max)``, cost :math:`O(P L^2 V)` per run, no scatter in the backward pass.
+        Model M uses the readout statistics (:meth:`readout_statistics`, cost independent of
+        :math:`P`): :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`.  Model T's residuals
+        are summed directly (no cancellation between large terms, which matters in float32) in
+        the run-major layout (:meth:`~validation.copy_task.data.CopyTaskBatch.run_major_groups`):
+        batched products over ``(R_g, P_g)``, cost :math:`O(P L^2 V)` per run, no scatter in the
+        backward pass.
+        """
+        if self.convention.architecture == "M":
+            C, B, D = self.readout_statistics(batch)
+            W = self.readout
+            return D - 2 * (W * B).sum(dim=(-2, -1)) + (W * (C @ W)).sum(dim=(-2, -1))
+        errors = self.readout.new_zeros(self.runs)
+        for group in batch.run_major_groups():
+            R, width, L, V = group.one_hot.shape
+            A = self._normalise(self._group_logits(group))
+            values = (group.one_hot.reshape(R, width * L, V) @ self.readout[group.runs]).reshape(R, width, L, V)
+            residual = group.targets - A @ values
+            errors = errors.index_add(0, group.runs, (residual * residual).sum(dim=(1, 2, 3)))
+        return errors
+
+    def readout_statistics(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        r"""What the data term says about the readout: :math:`C_r, B_r \in \mathbb{R}^{V\times V}` and :math:`D_r`.
+
+        With the design :math:`\Phi^\mu = A^\mu X^\mu` (``L x V``),
+        :math:`C = \sum_\mu \Phi^{\mu\top}\Phi^\mu`, :math:`B = \sum_\mu \Phi^{\mu\top} Y^\mu`,
+        :math:`D = \sum_\mu \|Y^\mu\|^2`, so that
+        :math:`\sum_\mu \|Y^\mu - \Phi^\mu W\|^2 = D - 2\langle W, B\rangle + \langle W, CW\rangle`.
+        Model M: from the sufficient statistics of the batch,
+        :math:`B = \sum_{ij} A_{ij} Q[i,j]`, :math:`C = \sum_{jk}(A^\top A)_{jk} K[j,k]`.
+        Shapes ``(R, V, V)``, ``(R, V, V)``, ``(R,)``.
         """
         R, L, V = self.runs, self.L, self.V
         if self.convention.architecture == "M":
             K, Q, D = batch.statistics()
-            A, W = self.attention(), self.readout
-            linear = (A.reshape(R, 1, L * L) @ Q.reshape(R, L * L, V * V)).reshape(R, V, V)
-            gram = ((A.transpose(-1, -2) @ A).reshape(R, 1, L * L) @ K.reshape(R, L * L, V * V)).reshape(R, V, V)
-            return D - 2 * (W * linear).sum(dim=(-2, -1)) + (W * (gram @ W)).sum(dim=(-2, -1))
-        X, Y, *_ = batch.run_major()
-        width = X.shape[1]
-        A = self._normalise(self._run_major_logits(batch))
-        values = (X.reshape(R, width * L, V) @ self.readout).reshape(R, width, L, V)
-        residual = Y - A @ values
-        return (residual * residual).sum(dim=(1, 2, 3))
+            A = self.attention()
+            B = (A.reshape(R, 1, L * L) @ Q.reshape(R, L * L, V * V)).reshape(R, V, V)
+            C = ((A.transpose(-1, -2) @ A).reshape(R, 1, L * L) @ K.reshape(R, L * L, V * V)).reshape(R, V, V)
+            return C, B, D
+        C = self.readout.new_zeros(R, V, V)
+        B = self.readout.new_zeros(R, V, V)
+        D = self.readout.new_zeros(R)
+        for group in batch.run_major_groups():
+            runs, width = group.runs.shape[0], group.one_hot.shape[1]
+            design = (self._normalise(self._group_logits(group)) @ group.one_hot).reshape(runs, width * L, V)
+            targets = group.targets.reshape(runs, width * L, V)
+            C = C.index_add(0, group.runs, design.transpose(-1, -2) @ design)
+            B = B.index_add(0, group.runs, design.transpose(-1, -2) @ targets)
+            D = D.index_add(0, group.runs, (targets * targets).sum(dim=(-2, -1)))
+        return C, B, D
+
+    def _readout_posterior(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, ...]:
+        r"""Cholesky factor of :math:`I + \varepsilon C`, the solve :math:`(I + \varepsilon C)^{-1}B`, :math:`B` and :math:`D`."""
+        C, B, D = self.readout_statistics(batch)
+        epsilon = self.beta * self.readout_prior_variance
+        identity = torch.eye(self.V, dtype=C.dtype, device=C.device)
+        factor = torch.linalg.cholesky(identity + epsilon * C)
+        return factor, torch.cholesky_solve(B, factor), B, D
+
+    def marginal_potential(self, batch: CopyTaskBatch) -> torch.Tensor:
+        r"""The readout-marginal action :math:`S_r(\theta) = -\ln\int dW\, \mathcal{N}(W; 0, \lambda)\, e^{-U_r + \|W\|^2/2\lambda}`, shape ``(R,)``.
+
+        The Gaussian integral over :math:`W` (Woodbury form, :math:`\varepsilon = \beta\lambda`):
+
+        .. math::
+            S(\theta) = \frac{\|\theta\|^2}{2s} + \frac{\beta}{2}\big[D - \varepsilon
+            \operatorname{tr}(B^\top (I + \varepsilon C)^{-1} B)\big] + \frac{V}{2}\ln\det(I + \varepsilon C),
+
+        the posterior over the attention weights :math:`e^{-S(\theta)}` that the theory reduces.
+        Without the last (Occam) term it is :math:`\min_W U(\theta, W)`, the joint MAP's profile.
+        """
+        factor, solved, B, D = self._readout_posterior(batch)
+        epsilon = self.beta * self.readout_prior_variance
+        data = 0.5 * self.beta * (D - epsilon * (B * solved).sum(dim=(-2, -1)))
+        occam = self.V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(dim=-1)
+        return (self.logit_weights**2).sum(dim=(-2, -1)) / (2 * self.logit_prior_variance) + data + occam
+
+    @torch.no_grad()
+    def set_posterior_mean_readout(self, batch: CopyTaskBatch) -> None:
+        r"""Set :math:`W_r` to its posterior mean given :math:`\theta_r`, :math:`\varepsilon (I + \varepsilon C)^{-1} B` (also :math:`\arg\min_W U`)."""
+        _, solved, _, _ = self._readout_posterior(batch)
+        self.readout.copy_(self.beta * self.readout_prior_variance * solved)
 
     def prior_energy(self) -> torch.Tensor:
         r""":math:`\|\theta\|^2/(2s) + \|W\|^2/(2\lambda)`, shape ``(R,)``."""

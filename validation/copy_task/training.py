@@ -1,8 +1,17 @@
 r"""MAP training (Adam) and posterior sampling (SGLD) of batched copy-task models.
 
-Both act on the potential :math:`U = \sum_r U_r` of :class:`~validation.copy_task.models.CopyAttentionModel`;
-the runs are independent, so :math:`\nabla U` holds every run's own gradient, Adam (elementwise)
-trains every run as if alone, and SGLD with ``nbeta=1`` samples each :math:`e^{-U_r}`.
+Both act on a sum over independent runs, so its gradient holds every run's own gradient, Adam
+(elementwise) trains every run as if alone, and SGLD with ``nbeta=1`` samples each run's law.
+The ``objective`` names what is summed (:func:`objective_terms`):
+
+* ``"joint"``: the potential :math:`U_r(\theta, W)` of
+  :class:`~validation.copy_task.models.CopyAttentionModel`, over the logit weights and the readout
+  (Adam: the joint MAP; SGLD: samples :math:`e^{-U_r}`);
+* ``"marginal"``: the readout-marginal action :math:`S_r(\theta)`
+  (:meth:`~validation.copy_task.models.CopyAttentionModel.marginal_potential`), over the logit
+  weights only: the posterior over the attention weights that the theory reduces (Adam: its MAP;
+  SGLD: samples :math:`e^{-S_r}`).  The readout is set to its posterior mean wherever the model
+  is measured.
 
 * :func:`train_map`: full-batch Adam with a geometric learning-rate decay from ``lr`` to
   ``final_lr``; afterwards the convergence filter asks for a small gradient,
@@ -20,14 +29,27 @@ Non-finite potentials raise :class:`~theory.errors.DivergenceError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
 from numerics.order_parameters import copy_order_parameters
-from theory.errors import DivergenceError
+from theory.errors import DivergenceError, EmergenceError
 from validation.copy_task.data import CopyTaskBatch
 from validation.copy_task.models import CopyAttentionModel
 from validation.samplers.sgld import SGLD
+
+
+OBJECTIVES: tuple[str, ...] = ("joint", "marginal")
+
+
+def objective_terms(model: CopyAttentionModel, objective: str) -> tuple[Callable[[CopyTaskBatch], torch.Tensor], list]:
+    """The per-run potential ``(R,)`` of ``objective`` and the parameters it depends on."""
+    if objective == "joint":
+        return model.potential, [model.logit_weights, model.readout]
+    if objective == "marginal":
+        return model.marginal_potential, [model.logit_weights]
+    raise EmergenceError(f"unknown objective {objective!r}; choose {' or '.join(OBJECTIVES)}")
 
 
 @dataclass(frozen=True)
@@ -57,16 +79,18 @@ def train_map(
     final_lr: float = 1e-4,
     gradient_tolerance: float = 1e-3,
     flatness_tolerance: float = 1e-4,
+    objective: str = "joint",
 ) -> MapResult:
-    """Minimise every run's potential with Adam; return the convergence diagnostics."""
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    """Minimise every run's ``objective`` with Adam; return the convergence diagnostics."""
+    potential_of, parameters = objective_terms(model, objective)
+    optimiser = torch.optim.Adam(parameters, lr=lr)
     decay = (final_lr / lr) ** (1.0 / max(steps - 1, 1))
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimiser, gamma=decay)
     window = max(steps // 10, 1)
     history = []
     for step in range(steps):
         optimiser.zero_grad(set_to_none=True)
-        potential = model.potential(batch)
+        potential = potential_of(batch)
         potential.sum().backward()
         optimiser.step()
         scheduler.step()
@@ -75,26 +99,30 @@ def train_map(
         if step % 200 == 0:
             _check_finite(potential.detach(), "Adam")
     optimiser.zero_grad(set_to_none=True)
-    final = model.potential(batch)
+    final = potential_of(batch)
     final.sum().backward()
     final = final.detach()
     _check_finite(final, "Adam")
     gradient_norm = model.per_run_gradient_norm()
     optimiser.zero_grad(set_to_none=True)
+    if objective == "marginal":
+        model.set_posterior_mean_readout(batch)
     scale = final.abs().clamp(min=1.0)
     relative_change = (final - history[0]).abs() / scale
     converged = (gradient_norm <= gradient_tolerance * scale) & (relative_change <= flatness_tolerance)
     return MapResult(final, gradient_norm, relative_change, converged)
 
 
-def largest_curvature(model: CopyAttentionModel, batch: CopyTaskBatch, iterations: int = 30) -> torch.Tensor:
-    r"""Largest Hessian eigenvalue of each :math:`U_r` at the current point, shape ``(R,)``.
+def largest_curvature(
+    model: CopyAttentionModel, batch: CopyTaskBatch, iterations: int = 30, objective: str = "joint"
+) -> torch.Tensor:
+    r"""Largest Hessian eigenvalue of each run's ``objective`` at the current point, shape ``(R,)``.
 
     Batched power iteration: the runs are independent, so one Hessian-vector product of
     :math:`\sum_r U_r` is every run's own product.  Fails (returns a lower bound) when the
     top eigenvalue is negative-dominated; the result is clamped below by the prior curvature.
     """
-    parameters = [model.logit_weights, model.readout]
+    potential_of, parameters = objective_terms(model, objective)
     generator = torch.Generator().manual_seed(0)
     vectors = [torch.randn(p.shape, generator=generator, dtype=p.dtype).to(p.device) for p in parameters]
 
@@ -105,12 +133,14 @@ def largest_curvature(model: CopyAttentionModel, batch: CopyTaskBatch, iteration
     for _ in range(iterations):
         norm = per_run_norm(vectors)
         vectors = [v / norm[:, None, None] for v in vectors]
-        gradients = torch.autograd.grad(model.potential(batch).sum(), parameters, create_graph=True)
+        gradients = torch.autograd.grad(potential_of(batch).sum(), parameters, create_graph=True)
         dot = sum((g * v).sum() for g, v in zip(gradients, vectors))
         products = torch.autograd.grad(dot, parameters)
         eigenvalue = sum((h * v).sum(dim=(-2, -1)) for h, v in zip(products, vectors)).detach()
         vectors = [h.detach() for h in products]
-    floor = max(1.0 / model.logit_prior_variance, 1.0 / model.readout_prior_variance)
+    floor = 1.0 / model.logit_prior_variance
+    if objective == "joint":
+        floor = max(floor, 1.0 / model.readout_prior_variance)
     return eigenvalue.abs().clamp(min=floor)
 
 
@@ -136,24 +166,28 @@ def sample_sgld(
     thin: int = 20,
     step_fraction: float = 0.05,
     seed: int = 0,
+    objective: str = "joint",
 ) -> ChainSamples:
-    """Run one SGLD chain per run; measure every ``thin``-th state after ``burn_in`` steps."""
-    curvature = largest_curvature(model, batch)
+    """Run one SGLD chain per run on ``objective``; measure every ``thin``-th state after ``burn_in`` steps."""
+    potential_of, parameters = objective_terms(model, objective)
+    curvature = largest_curvature(model, batch, objective=objective)
     step_size = step_fraction / curvature
     shape = (-1, 1, 1)
     generator = torch.Generator(device=model.readout.device).manual_seed(int(seed))
-    sampler = SGLD(model.parameters(), lr=step_size.reshape(shape), generator=generator)
+    sampler = SGLD(parameters, lr=step_size.reshape(shape), generator=generator)
     records: dict[str, list[torch.Tensor]] = {k: [] for k in ("c1", "cG", "aG", "coverage", "test_loss", "potential")}
     for step in range(burn_in + draws * thin):
         sampler.zero_grad(set_to_none=True)
-        potential = model.potential(batch)
+        potential = potential_of(batch)
         potential.sum().backward()
         sampler.step()
         if step % 200 == 0:
             _check_finite(potential.detach(), "SGLD")
         if step >= burn_in and (step - burn_in) % thin == thin - 1:
+            if objective == "marginal":
+                model.set_posterior_mean_readout(batch)
             measured = measure(model, evaluation)
-            measured["potential"] = model.potential(batch).detach()
+            measured["potential"] = potential_of(batch).detach()
             _check_finite(measured["potential"], "SGLD")
             for key, value in measured.items():
                 records[key].append(value)
