@@ -162,14 +162,12 @@ class LocalMinima:
 
 
 def _merge_duplicates(y, S, index, tolerance):
+    """Drop every minimum within ``tolerance`` (relative, max norm) of its predecessor at the same ``P`` in sorted order."""
     order = np.lexsort((*y[::-1], index))
     y, S, index = y[:, order], S[order], index[order]
-    keep = np.ones(len(S), dtype=bool)
-    for position in range(1, len(S)):
-        if index[position] == index[position - 1]:
-            gap = np.abs(y[:, position] - y[:, position - 1]).max()
-            if gap <= tolerance * (1 + np.abs(y[:, position]).max()):
-                keep[position] = False
+    gap = np.abs(y[:, 1:] - y[:, :-1]).max(axis=0, initial=0.0)
+    duplicate = (index[1:] == index[:-1]) & (gap <= tolerance * (1 + np.abs(y[:, 1:]).max(axis=0, initial=0.0)))
+    keep = np.concatenate([[True], ~duplicate]) if len(S) else np.ones(0, dtype=bool)
     return y[:, keep], S[keep], index[keep]
 
 
