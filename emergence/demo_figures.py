@@ -83,7 +83,7 @@ def copy_task_figure(data: dict, path: Path) -> None:
             left.errorbar(measured["P"], measured[f"{key}_mean"], yerr=measured[f"{key}_std"], fmt=marker,
                           capsize=3, color=colours[key], mfc="none" if optimizer == "sgld" else None,
                           label=f"{label} {names[key]}")
-        right.errorbar(measured["P"], measured["loss_per_position_mean"], yerr=measured["loss_per_position_std"],
+        right.errorbar(measured["P"], measured["loss_mean"], yerr=measured["loss_std"],
                        fmt=marker, capsize=3, color="black", mfc="none" if optimizer == "sgld" else None, label=label)
     _mark_transitions((left, right), predicted["transitions"], left)
     for axis in (left, right):

@@ -347,6 +347,7 @@ def copy_task_settings(context: DemoContext) -> dict:
 def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -> dict:
     from functools import partial
 
+    from validation.copy_task.analysis import measured_curves
     from validation.copy_task.config import CopyTaskConvention
     from validation.copy_task.experiment import point_config, run_copy_point
     from validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
@@ -359,20 +360,11 @@ def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -
     executor = InProcessExecutor() if context.quick else LocalProcessExecutor(2)
     results = run_sweep(partial(run_copy_point, device="cpu"), configs, context.out / "steps" / "copy_task_runs",
                         executor=executor, progress=True, description=f"copy task {attention} {optimizer}")
-    measured: dict[str, Any] = {"P": list(experiment["P"])}
-    for key in ("c1", "cG", "aG", "coverage"):
-        measured[f"{key}_mean"] = [r[f"{key}_mean"] for r in results]
-        measured[f"{key}_std"] = [r[f"{key}_std"] for r in results]
-    measured["loss_per_position_mean"] = [r["test_loss_mean"] for r in results]
-    measured["loss_per_position_std"] = [r["test_loss_std"] for r in results]
-    if optimizer == "adam":
-        measured["converged_fraction"] = [r["converged_fraction"] for r in results]
-        measured["metastable_fraction"] = [r["metastable_fraction"] for r in results]
-    return measured
+    return measured_curves(attention, optimizer, experiment["P"], results)
 
 
 def _copy_task_experiment(experiment: dict, context: DemoContext) -> dict:
-    from validation.copy_task.analysis import agreement, measured_transitions
+    from validation.copy_task.analysis import agreement
     from validation.copy_task.config import CopyTaskConvention
     from validation.copy_task.predictions import predicted_phase_diagram
 
@@ -385,9 +377,6 @@ def _copy_task_experiment(experiment: dict, context: DemoContext) -> dict:
     measured, comparison = {}, {}
     for optimizer in ("adam", "sgld"):
         measured[optimizer] = _measure_copy_task(experiment, optimizer, context)
-        measured[optimizer].update(measured_transitions(
-            attention, P, {"c1": measured[optimizer]["c1_mean"], "cG": measured[optimizer]["cG_mean"],
-                           "aG": measured[optimizer]["aG_mean"]}))
         comparison[optimizer] = agreement(attention, measured[optimizer], predicted)
     return {"attention": attention, "L": L, "V": V, "settings": experiment, "predicted": predicted,
             "measured": measured, "agreement": comparison}

@@ -100,3 +100,22 @@ def test_prediction_is_the_phase_diagram_at_the_runs_convention():
     assert predicted["cG"] == pytest.approx(list(direct.cG))
     assert predicted["transitions"]["P_star"] == direct.transitions["P_star"]
     assert predicted["convention"]["attention"] == "softmax"
+
+
+def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
+    from validation.copy_task.analysis import hysteresis
+
+    def measured(bistable, settled):
+        return {"P": [50, 120, 150, 300], "bistable_fraction": bistable, "all_converged_fraction": settled}
+
+    result = hysteresis(measured([0, 0.5, 1, 0], [1, 1, 1, 1]), [100, 200])
+    assert result["matches"]
+    assert [p["state"] for p in result["points"]] == ["one minimum", "two minima", "two minima", "one minimum"]
+    assert [p["inside_window"] for p in result["points"]] == [False, True, True, False]
+    # a point inside the window with a single minimum, or two minima outside it, breaks the match
+    assert not hysteresis(measured([0, 0.5, 0, 0], [1, 1, 1, 1]), [100, 200])["matches"]
+    assert not hysteresis(measured([0.5, 0.5, 1, 0], [1, 1, 1, 1]), [100, 200])["matches"]
+    # unconverged starts leave a point undecided, which neither confirms nor refutes
+    undecided = hysteresis(measured([0, 1, 1, 0], [0.5, 1, 1, 1]), [100, 200])
+    assert undecided["points"][0]["state"] == "undecided" and undecided["matches"]
+    assert not hysteresis(measured([0, 0, 0, 0], [1, 0, 0, 1]), [100, 200])["matches"]

@@ -71,7 +71,7 @@ def run(args) -> int:
 
     from numerics.io import provenance, to_json_text, write_json_atomic
     from theory.errors import EmergenceError, InvalidSizeError
-    from validation.copy_task.analysis import agreement, measured_transitions
+    from validation.copy_task.analysis import agreement, measured_curves
     from validation.copy_task.config import CopyTaskConvention
     from validation.copy_task.experiment import point_config, resolve_device, run_copy_point
     from validation.copy_task.predictions import predicted_phase_diagram
@@ -101,19 +101,7 @@ def run(args) -> int:
     out = args.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), configs, out, executor=executor,
                         description=f"copy-head {args.attention} {args.optimizer}")
-    measured = {"P": grid}
-    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"), ("test_loss", "loss")):
-        measured[f"{name}_mean"] = [r[f"{key}_mean"] for r in results]
-        measured[f"{name}_std"] = [r[f"{key}_std"] for r in results]
-    if args.optimizer == "adam":
-        measured["converged_fraction"] = [r["converged_fraction"] for r in results]
-        measured["metastable_fraction"] = [r["metastable_fraction"] for r in results]
-        for start in ("uniform", "copy"):
-            measured[f"aG_{start}_mean"] = [r[f"aG_{start}_mean"] for r in results]
-            measured[f"cG_{start}_mean"] = [r[f"cG_{start}_mean"] for r in results]
-    measured.update(measured_transitions(
-        args.attention, grid, {"c1": measured["c1_mean"], "cG": measured["cG_mean"], "aG": measured["aG_mean"]}
-    ))
+    measured = measured_curves(args.attention, args.optimizer, grid, results)
     try:
         fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 199) for i in range(200)] if len(grid) > 1 else grid
         predicted = predicted_phase_diagram(args.attention, args.L, args.V, convention, fine)

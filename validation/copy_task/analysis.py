@@ -10,7 +10,11 @@ grid interval where the named change happens):
 
 Agreement: for each transition both sides give, the ratio measured/predicted and whether
 it lies within a factor of 2; plus the RMS difference of the order parameters over the
-grid (theory interpolated linearly in :math:`\ln P`).
+grid (theory interpolated linearly in :math:`\ln P`).  For softmax Adam sweeps, the
+hysteresis test: each grid point is "two minima" (some seed has both starts converged to
+different states), "one minimum" (every seed's starts converged to the same state) or
+"undecided"; the measurement matches the predicted spinodal window when some point inside
+it has two minima, no point inside it has one, and no point outside it has two.
 
 >>> transitions = measured_transitions("softmax", [10, 20, 40, 80], {"aG": [0.01, 0.02, 0.3, 0.35]})
 >>> round(transitions["P_star"], 3)
@@ -47,6 +51,45 @@ def measured_transitions(attention: str, P: Sequence[float], curves: dict, thres
     return {"P1": P1, "crossover": crossover}
 
 
+def measured_curves(attention: str, optimizer: str, P: Sequence[float], results: Sequence[dict]) -> dict:
+    """The ``measured`` record of a sweep from its per-point summaries (:func:`~validation.copy_task.experiment.run_copy_point`).
+
+    Keys: ``P``; ``c1, cG, aG, coverage, loss`` each as ``*_mean`` and ``*_std``; for Adam the
+    converged, all-converged, metastable and bistable fractions and ``aG``/``cG`` per start;
+    and the transitions of :func:`measured_transitions`.
+    """
+    measured: dict = {"P": list(P)}
+    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"), ("test_loss", "loss")):
+        measured[f"{name}_mean"] = [r[f"{key}_mean"] for r in results]
+        measured[f"{name}_std"] = [r[f"{key}_std"] for r in results]
+    if optimizer == "adam":
+        for fraction in ("converged", "all_converged", "metastable", "bistable"):
+            measured[f"{fraction}_fraction"] = [r[f"{fraction}_fraction"] for r in results]
+        for start in ("uniform", "copy"):
+            measured[f"aG_{start}_mean"] = [r[f"aG_{start}_mean"] for r in results]
+            measured[f"cG_{start}_mean"] = [r[f"cG_{start}_mean"] for r in results]
+    measured.update(measured_transitions(
+        attention, measured["P"], {"c1": measured["c1_mean"], "cG": measured["cG_mean"], "aG": measured["aG_mean"]}
+    ))
+    return measured
+
+
+def hysteresis(measured: dict, window: Sequence[float]) -> dict:
+    """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring)."""
+    low, high = window
+    points = []
+    for P, bistable, settled in zip(measured["P"], measured["bistable_fraction"], measured["all_converged_fraction"]):
+        state = "two minima" if bistable > 0 else "one minimum" if settled == 1 else "undecided"
+        points.append({"P": P, "inside_window": bool(low <= P <= high), "state": state})
+    inside = [p["state"] for p in points if p["inside_window"]]
+    outside = [p["state"] for p in points if not p["inside_window"]]
+    return {
+        "window": [low, high],
+        "points": points,
+        "matches": bool("two minima" in inside and "one minimum" not in inside and "two minima" not in outside),
+    }
+
+
 def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     """The stated metric: transition ratios (within a factor 2?) and order-parameter RMS."""
     metric = (
@@ -69,7 +112,7 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     for key in ("c1", "cG"):
         theory = np.interp(np.log(np.asarray(measured["P"], dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
         rms[key] = float(np.sqrt(np.mean((np.asarray(measured[f"{key}_mean"]) - theory) ** 2)))
-    return {
+    result = {
         "metric": metric,
         "available": True,
         "ratios": ratios,
@@ -77,3 +120,7 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         "order_parameter_rms": rms,
         "passes": bool(all(v for v in within.values() if v is not None) and any(v is not None for v in within.values())),
     }
+    window = predicted["transitions"].get("spinodals")
+    if attention == "softmax" and window and "bistable_fraction" in measured:
+        result["hysteresis"] = hysteresis(measured, window)
+    return result

@@ -9,7 +9,8 @@ The ``objective`` (:data:`~validation.copy_task.training.OBJECTIVES`) is the joi
 
 * Adam: for every seed the start (uniform or copy) with the lower final potential among
   the converged runs is the global MAP; the other start is reported as metastable when its
-  order parameters differ (:math:`|\Delta a_G| > 0.05` or :math:`|\Delta c_G| > 0.05`).
+  order parameters differ (:math:`|\Delta a_G| > 0.05` or :math:`|\Delta c_G| > 0.05`), and the
+  seed is bistable when, besides, both starts converged (two minima: hysteresis).
   ``c1_mean``/``c1_std`` etc. are the mean and standard deviation over seeds of the global MAP.
 * SGLD: every (seed, start, chain) is one chain; means pool all chains and draws, the
   standard error comes from the effective sample size, and ``c1_std`` is the posterior
@@ -147,6 +148,7 @@ def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
         entry["metastable"] = bool(
             abs(entry[best]["aG"] - entry[other]["aG"]) > 0.05 or abs(entry[best]["cG"] - entry[other]["cG"]) > 0.05
         )
+        entry["bistable"] = entry["metastable"] and entry["all_converged"]
         per_seed.append(entry)
     summary: dict[str, Any] = {"P": config["P"], "per_seed": per_seed}
     for key in OBSERVABLES:
@@ -157,6 +159,8 @@ def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
             summary[f"{key}_{start}_mean"] = float(np.mean([entry[start][key] for entry in per_seed]))
     summary["converged_fraction"] = float(np.mean(converged))
     summary["metastable_fraction"] = float(np.mean([entry["metastable"] for entry in per_seed]))
+    summary["bistable_fraction"] = float(np.mean([entry["bistable"] for entry in per_seed]))
+    summary["all_converged_fraction"] = float(np.mean([entry["all_converged"] for entry in per_seed]))
     return summary
 
 

@@ -1,7 +1,8 @@
 """Plot measured order parameters and loss against P, with the theory's curves overlaid.
 
 Adam sweeps also show :math:`a_G` of each start (open triangles): where they differ the
-other start is metastable (hysteresis).
+other start is metastable (hysteresis); the theory's metastable window (between its
+spinodals) is shaded.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
             if isinstance(value, (int, float)):
                 for axis in (left, right):
                     axis.axvline(value, color="grey", linestyle=":", linewidth=1)
+        window = predicted["transitions"].get("spinodals")
+        if window:
+            for axis in (left, right):
+                axis.axvspan(*window, color="orange", alpha=0.15,
+                             label="theory: metastable window" if axis is left else None)
     for axis in (left, right):
         axis.set_xscale("log")
         axis.xaxis.set_minor_formatter(NullFormatter())
