@@ -112,6 +112,7 @@ def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
     assert result["matches"]
     assert [p["state"] for p in result["points"]] == ["one minimum", "two minima", "two minima", "one minimum"]
     assert [p["inside_window"] for p in result["points"]] == [False, True, True, False]
+    assert result["measured_two_minima"] == [120, 150]
     # a point inside the window with a single minimum, or two minima outside it, breaks the match
     assert not hysteresis(measured([0, 0.5, 0, 0], [1, 1, 1, 1]), [100, 200])["matches"]
     assert not hysteresis(measured([0.5, 0.5, 1, 0], [1, 1, 1, 1]), [100, 200])["matches"]

@@ -83,8 +83,10 @@ def hysteresis(measured: dict, window: Sequence[float]) -> dict:
         points.append({"P": P, "inside_window": bool(low <= P <= high), "state": state})
     inside = [p["state"] for p in points if p["inside_window"]]
     outside = [p["state"] for p in points if not p["inside_window"]]
+    bistable = [p["P"] for p in points if p["state"] == "two minima"]
     return {
         "window": [low, high],
+        "measured_two_minima": [min(bistable), max(bistable)] if bistable else None,
         "points": points,
         "matches": bool("two minima" in inside and "one minimum" not in inside and "two minima" not in outside),
     }

@@ -52,9 +52,9 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
         axis.set_xlabel("P (training sequences)")
         axis.legend(fontsize=7)
     left.set_ylabel("order parameter (dimensionless)")
-    right.set_ylabel("test loss per position (squared error summed over outputs)")
+    right.set_ylabel("test loss per position\n(squared error summed over outputs)")
     figure.suptitle(title, fontsize=10)
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
     suffix = os.path.splitext(str(path))[1] or ".png"
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
