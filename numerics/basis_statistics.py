@@ -19,14 +19,32 @@ for \tau \le t (1-based):
 Index conventions: \bar B[current, next]; \bar\Phi[target, prefix token];
 \bar Q[query token x_t, key token x_\tau]; \Delta[lag d = t - \tau], d = 0..T-1.
 
-The paper builds a T x T x T softmax-Jacobian tensor per sequence for Q (O(N T^3));
-here M_{t\tau} = \bar G[y_t, x_\tau] - \mathrm{mean}_k \bar G[k, x_\tau] is gathered
-directly, the Jacobian is applied as a row-centring, and everything is scattered with
-``bincount``: two chunked passes of O(N T^2) time and O(chunk T^2 + V^2) memory
-(:mod:`numerics.basis_reference` is the literal construction, for tests).  \bar G is
-formed as \bar B^\top(\bar B\bar\Phi), never through \Sigma_{\bar B}, and with
-\bar B = S - u\mathbf 1^\top (S the sparse bigram counts / NT, at most NT entries;
-u_j = \sum_k S_{jk}/V) both products cost O(N T V + V^2) instead of O(V^3).
+The paper builds a T x T x T softmax-Jacobian tensor per sequence for Q (O(N T^3)); here
+the Jacobian is applied as a row-centring and everything is scattered into flat V^2
+accumulators (``add.at``) in two chunked passes over the causal pairs (t, \tau \le t), of
+O(N T^2) time and O(chunk T^2 + V^2) memory (:mod:`numerics.basis_reference` is the
+literal construction, for tests).  Both passes use the same flat keys y_t V + x_\tau (kept
+from pass 1 when all windows fit in one chunk):
+
+* pass 1 adds 1/(tNT) at [y_t, x_\tau]; the column sums m_v = \sum_{x_\tau = v}
+  \sum_{t\ge\tau} 1/(tNT) of those counts need no pairs, so \bar\Phi starts as -m^\top/V
+  in every row;
+* pass 2 gathers M_{t\tau} = \bar G[y_t, x_\tau] (the rows of \bar B sum to zero, so
+  \mathbf 1^\top\bar G = (\bar B\mathbf 1)^\top\bar B\bar\Phi = 0 and U\bar G = 0), takes the
+  row sums \sum_{k\le t} M_{tk} with ``add.reduceat``, and adds Q_{t\tau}/NT at
+  x_t V + x_\tau: for \tau < t that is the key y_{t-1} V + x_\tau of pair (t - 1, \tau), and the
+  diagonal keys x_t V + x_t replace those of row T, which no pair (T + 1, \tau) needs.
+
+\bar B = S - u\mathbf 1^\top, S the sparse bigram counts / NT (at most NT entries),
+u_j = \sum_k S_{jk}/V.  With the successor overlap P = S^\top S, a = S^\top u and
+c = u^\top u, \Sigma_{\bar B} = P - a\mathbf 1^\top - \mathbf 1 a^\top + c\,\mathbf 1\mathbf 1^\top
+and, as the columns of \bar\Phi sum to zero, \bar G = P\bar\Phi - \mathbf 1(a^\top\bar\Phi)
+= S^\top(S\bar\Phi) - \mathbf 1(a^\top\bar\Phi).  P has at most \sum_j n_j^2 entries (n_j those
+of row j of S).  When that is small (at most 3 nnz(S) + 20 V), \bar G = P\bar\Phi -
+\mathbf 1(a^\top\bar\Phi) and \Sigma_{\bar B} = P + h\mathbf 1^\top + \mathbf 1 h^\top with
+h = c/2 - a (exactly symmetric), without a V x V temporary; otherwise \bar G goes through S
+twice and \Sigma_{\bar B} = S^\top\bar B - \mathbf 1(a - c\mathbf 1)^\top, symmetrised.  Either
+way O(N T V + V^2) instead of O(V^3).
 
 Works with NumPy (default) and CuPy arrays (``xp=array_module("cupy")``).
 
@@ -49,11 +67,15 @@ import numpy as np
 
 from theory.errors import EmergenceError, InvalidSizeError
 
-DENSE_VOCABULARY_ARRAYS = 10
-"""V x V float64 arrays alive at the peak (statistics, products, bincount buffers); the
-benchmark measured a peak of 670 MB = 9.3 such arrays at V = 3000."""
-DEFAULT_CHUNK_ELEMENTS = 1 << 21
-"""Sequences per chunk are chosen so that chunk * T^2 stays below this."""
+DENSE_VOCABULARY_ARRAYS = 6
+"""V x V float64 arrays alive at the peak (the five statistics, or before \\bar Q four of them
+and a product temporary); tracemalloc measured a peak of 368 MB = 5.1 such arrays at V = 3000
+(T = 200, N = 16 and N = 256, through P and through S)."""
+DEFAULT_CHUNK_ELEMENTS = 1 << 18
+"""On NumPy, sequences per chunk are chosen so that chunk * T^2 stays below this: a chunk's
+pair arrays (8 bytes x chunk T(T+1)/2, about 1 MB) then stay in cache, which measured fastest."""
+DEVICE_CHUNK_ELEMENTS = 1 << 21
+"""The same bound on CuPy, where fewer, larger chunks mean fewer kernel launches."""
 
 
 @dataclass(frozen=True)
@@ -125,10 +147,176 @@ def _sparse_module(xp):
     return sparse
 
 
-def _chunks(count: int, context_length: int, chunk_elements: int):
+def _chunks(count: int, context_length: int, chunk_elements: int) -> list[slice]:
     step = max(1, chunk_elements // (context_length * context_length))
-    for start in range(0, count, step):
-        yield slice(start, min(start + step, count))
+    return [slice(start, min(start + step, count)) for start in range(0, count, step)]
+
+
+@dataclass(frozen=True)
+class _CausalPairs:
+    """The T(T+1)/2 causal pairs (t, \\tau \\le t) of T positions, row by row (``tril_indices`` order).
+
+    ``rows``, ``columns``: t - 1 and \\tau - 1 of each pair; ``row_starts``: where row t begins,
+    t(t - 1)/2; ``inverse_position``: 1/t for t = 1..T.  ``query_source``: per pair position,
+    the position whose Q goes to that position's key in pass 2, i.e. (t + 1, \\tau) for a pair
+    (t, \\tau) with t < T (x_{t+1} = y_t), and (\\tau, \\tau) for the pairs (T, \\tau) of the last row,
+    whose keys are replaced by the diagonal keys x_\\tau V + x_\\tau.
+    """
+
+    rows: Any
+    columns: Any
+    row_starts: Any
+    inverse_position: Any
+    query_source: Any
+
+
+def _causal_pairs(context_length: int, xp) -> _CausalPairs:
+    rows, columns = xp.tril_indices(context_length)
+    position = xp.arange(context_length)
+    row_starts = position * (position + 1) // 2
+    before_last_row = xp.arange(rows.shape[0] - context_length)
+    next_row_source = before_last_row + rows[: before_last_row.shape[0]] + 1
+    query_source = xp.concatenate([next_row_source, row_starts + position])
+    return _CausalPairs(rows, columns, row_starts, 1.0 / (position + 1.0), query_source)
+
+
+def _pair_keys(inputs, scaled_targets, pairs: _CausalPairs, xp):
+    """y_t V + x_\\tau, the flat index of [y_t, x_\\tau], for every causal pair (n, T(T+1)/2).
+
+    ``inputs`` x (n, T) and ``scaled_targets`` y V (n, T), both C-contiguous; ``take`` keeps the
+    result C-contiguous (NumPy's ``a[:, index]`` would not), so that ``ravel`` does not copy.
+    """
+    keys = xp.take(scaled_targets, pairs.rows, axis=1)
+    keys += xp.take(inputs, pairs.columns, axis=1)
+    return keys
+
+
+def _context(inputs, scaled_targets, parts, pairs: _CausalPairs, positions: int, vocab_size: int, xp):
+    """Pass 1: \\bar\\Phi = C - \\tfrac1V\\mathbf 1 m^\\top (V x V), and the pair keys of the last chunk.
+
+    C[y_t, x_\\tau] sums 1/(tNT) over the causal pairs; its column sums
+    m_v = \\sum_{x_\\tau = v}\\sum_{t\\ge\\tau} 1/(tNT) need no pairs, so \\bar\\Phi starts as -m^\\top/V
+    in every row and the pairs are added onto it.
+    """
+    # sum_{t >= tau} 1/(t N T): what one occurrence at tau adds to its column
+    suffix_weight = xp.cumsum(pairs.inverse_position[::-1])[::-1] / positions
+    column_sums = xp.bincount(inputs.ravel(), weights=xp.tile(suffix_weight, inputs.shape[0]), minlength=vocab_size)
+    context = xp.empty((vocab_size, vocab_size), dtype=xp.float64)
+    context[...] = -column_sums / vocab_size
+    flat_context = context.reshape(-1)
+    widest = max(part.stop - part.start for part in parts)
+    tiled_weights = xp.tile(pairs.inverse_position[pairs.rows] / positions, widest)
+    for part in parts:
+        keys = _pair_keys(inputs[part], scaled_targets[part], pairs, xp)
+        xp.add.at(flat_context, keys.ravel(), tiled_weights[: keys.size])
+    return context, keys
+
+
+def _bigram(counts, row_mass, vocab_size: int, xp):
+    """\\bar B = S - u\\mathbf 1^\\top (V x V): -u_j in row j, S's entries added onto it."""
+    bigram = xp.empty((vocab_size, vocab_size), dtype=xp.float64)
+    bigram[...] = -row_mass[:, None]
+    entries = counts.tocoo()
+    bigram[entries.row, entries.col] += entries.data
+    return bigram
+
+
+def _overlap_is_cheaper(counts, xp) -> bool:
+    """Whether \\bar G and \\Sigma_{\\bar B} are cheaper through P = S^\\top S than through S, and as exact.
+
+    Applying P costs at most \\sum_j n_j^2 V (n_j the entries of row j of S); going through S
+    costs 3 nnz(S) V plus about twenty V x V passes (a temporary and the symmetrisation).  A
+    full row of S (n_j = V) can make row j of \\bar B vanish, which P's formula only reaches by
+    cancellation (\\Sigma_{\\bar B} = 0 would come out as round-off), so such counts go through S.
+    """
+    row_entries = xp.diff(counts.indptr).astype(xp.int64)
+    vocab_size = counts.shape[0]
+    if int(row_entries.max()) >= vocab_size:
+        return False
+    return int((row_entries * row_entries).sum()) <= 3 * counts.nnz + 20 * vocab_size
+
+
+def _products_through_overlap(
+    counts, row_mass, successor_mass, context, context_mass, include_interchangeability: bool, xp
+):
+    """(\\Sigma_{\\bar B} or ``None``, \\bar G) from the sparse successor overlap P = S^\\top S.
+
+    \\bar G = P\\bar\\Phi - \\mathbf 1(a^\\top\\bar\\Phi) and
+    \\Sigma_{\\bar B} = P + h\\mathbf 1^\\top + \\mathbf 1 h^\\top, with a = ``successor_mass`` = S^\\top u,
+    a^\\top\\bar\\Phi = ``context_mass`` and h = u^\\top u/2 - a.
+    """
+    overlap = counts.T @ counts
+    overlap = (overlap + overlap.T) * 0.5  # exactly symmetric; equal in exact arithmetic
+    composed = overlap @ context
+    composed -= context_mass[None, :]
+    if not include_interchangeability:
+        return None, composed
+    half_offset = 0.5 * (row_mass @ row_mass) - successor_mass
+    interchangeability = xp.add.outer(half_offset, half_offset)  # h_k + h_l = h_l + h_k exactly
+    entries = overlap.tocoo()
+    interchangeability[entries.row, entries.col] += entries.data
+    return interchangeability, composed
+
+
+def _composed_through_bigram(counts, context, context_mass):
+    """\\bar G = S^\\top(S\\bar\\Phi) - \\mathbf 1(a^\\top\\bar\\Phi), a^\\top\\bar\\Phi = ``context_mass``."""
+    composed = counts.T @ (counts @ context)
+    composed -= context_mass[None, :]
+    return composed
+
+
+def _interchangeability_through_bigram(counts, row_mass, bigram, xp):
+    """\\Sigma_{\\bar B} = S^\\top\\bar B - \\mathbf 1(u^\\top\\bar B), symmetrised (exactly 0 when \\bar B is)."""
+    interchangeability = counts.T @ bigram
+    interchangeability -= xp.einsum("k,kv->v", row_mass, bigram)[None, :]
+    interchangeability = interchangeability + interchangeability.T
+    interchangeability *= 0.5
+    return interchangeability
+
+
+def _bigram_products(counts, row_mass, bigram, context, include_interchangeability: bool, xp):
+    """(\\Sigma_{\\bar B} or ``None``, \\bar G), through P = S^\\top S or through S, whichever is cheaper."""
+    successor_mass = counts.T @ row_mass
+    # a^T Phi by einsum, not BLAS: a threaded gemv leaves spinning threads that slow what follows
+    context_mass = xp.einsum("k,kv->v", successor_mass, context)
+    if _overlap_is_cheaper(counts, xp):
+        return _products_through_overlap(
+            counts, row_mass, successor_mass, context, context_mass, include_interchangeability, xp
+        )
+    composed = _composed_through_bigram(counts, context, context_mass)
+    if not include_interchangeability:
+        return None, composed
+    return _interchangeability_through_bigram(counts, row_mass, bigram, xp), composed
+
+
+def _applied_jacobian(scores, pairs: _CausalPairs, pair_weights, xp):
+    """Q_{t\\tau}/NT = (M_{t\\tau} - \\tfrac1t\\sum_{k\\le t} M_{tk})/(tNT), in place of M (n, T(T+1)/2)."""
+    row_means = xp.add.reduceat(scores, pairs.row_starts, axis=1)
+    row_means *= pairs.inverse_position
+    scores -= xp.take(row_means, pairs.rows, axis=1)
+    scores *= pair_weights
+    return scores
+
+
+def _key_query_and_positional(
+    inputs, scaled_targets, parts, pairs: _CausalPairs, positions: int, composed, last_keys, xp
+):
+    """Pass 2: \\bar Q (V x V) and \\Delta (T,); ``last_keys`` are pass 1's keys of the last chunk."""
+    vocab_size, context_length = composed.shape[0], inputs.shape[1]
+    flat_composed = composed.reshape(-1)
+    pair_weights = pairs.inverse_position[pairs.rows] / positions
+    key_query = xp.zeros(vocab_size * vocab_size, dtype=xp.float64)
+    positional_sum = xp.zeros(pair_weights.shape[0], dtype=xp.float64)
+    for part in parts:
+        keys = last_keys if len(parts) == 1 else _pair_keys(inputs[part], scaled_targets[part], pairs, xp)
+        applied = _applied_jacobian(flat_composed[keys], pairs, pair_weights, xp)
+        positional_sum += applied.sum(axis=0)
+        # the last row's keys become the diagonal keys x_tau V + x_tau (in place: not needed again)
+        keys[:, -context_length:] = inputs[part] * (vocab_size + 1)
+        xp.add.at(key_query, keys.ravel(), xp.take(applied, pairs.query_source, axis=1).ravel())
+    lag = pairs.rows - pairs.columns
+    positional = xp.bincount(lag, weights=positional_sum, minlength=context_length)
+    return key_query.reshape(vocab_size, vocab_size), positional
 
 
 def basis_statistics(
@@ -136,88 +324,54 @@ def basis_statistics(
     vocab_size: int,
     *,
     xp=None,
-    chunk_elements: int = DEFAULT_CHUNK_ELEMENTS,
+    chunk_elements: int | None = None,
     include_interchangeability: bool = True,
     memory_limit_bytes: int | None = None,
 ) -> BasisStatistics:
     """All statistics of ``sequences`` (N, T + 1) token ids in ``0..vocab_size-1``.
 
     ``xp`` is the array module to compute in (NumPy when omitted; pass CuPy for a GPU);
-    results are arrays of that module.  ``include_interchangeability=False`` skips
-    \\Sigma_{\\bar B}, which nothing else needs.  Raises :class:`InvalidSizeError` when the
-    dense V x V arrays would exceed ``memory_limit_bytes`` (default: available memory).
+    results are arrays of that module.  ``chunk_elements`` bounds chunk * T^2 (default
+    :data:`DEFAULT_CHUNK_ELEMENTS`, on CuPy :data:`DEVICE_CHUNK_ELEMENTS`).
+    ``include_interchangeability=False`` skips \\Sigma_{\\bar B}, which nothing else needs.
+    Raises :class:`InvalidSizeError` when the dense V x V arrays would exceed
+    ``memory_limit_bytes`` (default: available memory).
     """
     xp = np if xp is None else xp
     require_dense_memory(vocab_size, memory_limit_bytes)
     tokens = _validated_tokens(sequences, vocab_size, xp)
     count, context_length = tokens.shape[0], tokens.shape[1] - 1
-    V, T = vocab_size, context_length
-    positions = count * T
-    inverse_position = 1.0 / xp.arange(1, T + 1, dtype=xp.float64)
-    rows, columns = xp.tril_indices(T)
-    pair_weights = inverse_position[rows]
-    # sum_{t >= tau} 1/t: how much one occurrence at tau contributes to sum_t c_t
-    prefix_weight = xp.cumsum(inverse_position[::-1])[::-1]
+    positions = count * context_length
+    pairs = _causal_pairs(context_length, xp)
+    if chunk_elements is None:
+        chunk_elements = DEVICE_CHUNK_ELEMENTS if xp.__name__.startswith("cupy") else DEFAULT_CHUNK_ELEMENTS
+    parts = _chunks(count, context_length, chunk_elements)
 
-    context_counts = xp.zeros(V * V, dtype=xp.float64)
-    context_marginal = xp.zeros(V, dtype=xp.float64)
-    for part in _chunks(count, T, chunk_elements):
-        x, y = tokens[part, :-1], tokens[part, 1:]
-        keys = y[:, rows] * V + x[:, columns]
-        weights = xp.broadcast_to(pair_weights, keys.shape)
-        context_counts += xp.bincount(keys.ravel(), weights=weights.ravel(), minlength=V * V)
-        context_marginal += xp.bincount(
-            x.ravel(), weights=xp.broadcast_to(prefix_weight, x.shape).ravel(), minlength=V
-        )
+    inputs, targets = xp.ascontiguousarray(tokens[:, :-1]), xp.ascontiguousarray(tokens[:, 1:])
+    current, following = inputs.ravel(), targets.ravel()
     # duplicate (current, next) pairs are summed when the COO matrix becomes CSR
     counts = _sparse_module(xp).coo_matrix(
-        (xp.full(positions, 1.0 / positions), (tokens[:, :-1].ravel(), tokens[:, 1:].ravel())), shape=(V, V)
+        (xp.full(positions, 1.0 / positions), (current, following)), shape=(vocab_size, vocab_size)
     ).tocsr()
-    row_mass = xp.asarray(counts.sum(axis=1)).ravel() / V
-    bigram = counts.toarray()
-    bigram -= row_mass[:, None]
-    context = context_counts.reshape(V, V)
-    context -= context_marginal[None, :] / V
-    context /= positions
-    # B = S - u 1^T with S sparse (at most N T entries), so G = B^T (B Phi) costs O(N T V + V^2):
-    # B Phi = S Phi (the columns of Phi sum to 0) and B^T K = S^T K - 1 (u^T K)
-    bigram_context = counts @ context
-    composed = counts.T @ bigram_context
-    composed -= (row_mass @ bigram_context)[None, :]
-    if include_interchangeability:
-        # B^T B = S^T B - 1 (u^T B), symmetrised (equal in exact arithmetic)
-        interchangeability = counts.T @ bigram
-        interchangeability -= (row_mass @ bigram)[None, :]
-        interchangeability = interchangeability + interchangeability.T
-        interchangeability *= 0.5
-    else:
-        interchangeability = None
+    row_mass = xp.bincount(current, minlength=vocab_size) / (positions * vocab_size)
+    bigram = _bigram(counts, row_mass, vocab_size, xp)
 
-    # M_{t tau} = G[y_t, x_tau] - mean_k G[k, x_tau], over the causal pairs (t, tau <= t) only;
-    # tril_indices lists the pairs row by row, so row t is the segment ends[t-1]+1 .. ends[t]
-    shifted = (composed - composed.mean(axis=0)[None, :]).reshape(-1)
-    row_ends = (xp.arange(1, T + 1) * xp.arange(2, T + 2)) // 2 - 1
-    lag = rows - columns
-    key_query = xp.zeros(V * V, dtype=xp.float64)
-    positional_sum = xp.zeros(rows.shape[0], dtype=xp.float64)
-    for part in _chunks(count, T, chunk_elements):
-        x, y = tokens[part, :-1], tokens[part, 1:]
-        query, key = x[:, rows], x[:, columns]
-        scores = shifted[y[:, rows] * V + key]
-        running = xp.cumsum(scores, axis=1)[:, row_ends]
-        row_sums = xp.concatenate([running[:, :1], running[:, 1:] - running[:, :-1]], axis=1)
-        jacobian_applied = (scores - (row_sums * inverse_position)[:, rows]) * pair_weights
-        key_query += xp.bincount((query * V + key).ravel(), weights=jacobian_applied.ravel(), minlength=V * V)
-        positional_sum += jacobian_applied.sum(axis=0)
-    positional = xp.bincount(lag, weights=positional_sum, minlength=T)
+    scaled_targets = targets * vocab_size
+    context, last_keys = _context(inputs, scaled_targets, parts, pairs, positions, vocab_size, xp)
+    interchangeability, composed = _bigram_products(
+        counts, row_mass, bigram, context, include_interchangeability, xp
+    )
+    key_query, positional = _key_query_and_positional(
+        inputs, scaled_targets, parts, pairs, positions, composed, last_keys, xp
+    )
 
     return BasisStatistics(
         bigram=bigram,
         interchangeability=interchangeability,
         context=context,
         composed=composed,
-        key_query=(key_query / positions).reshape(V, V),
-        positional=positional / positions,
+        key_query=key_query,
+        positional=positional,
         num_sequences=int(count),
-        context_length=int(T),
+        context_length=int(context_length),
     )
