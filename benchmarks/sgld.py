@@ -19,7 +19,7 @@ from validation.copy_task.config import CopyTaskConvention
 from validation.copy_task.data import copy_task_batch
 from validation.copy_task.models import CopyAttentionModel
 from validation.samplers.sgld import SGLD
-from validation.sweeps import torch_threads
+from validation.runtime import resolve_device, torch_threads
 
 L, V, P, CHAINS = 32, 8, 128, 64
 
@@ -41,7 +41,7 @@ def _chain(optimiser_class, chains: int, steps: int, device: str, **options) -> 
 
 def run(quick: bool) -> list[dict]:
     """Batched chains vs a loop (and devinterp where installed); one torch thread on a CPU, as sweeps use."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = resolve_device(None)
     with torch_threads(1 if device == "cpu" else None):
         return _records(quick, device)
 

@@ -11,7 +11,7 @@ operator dispatch, a small Adam); it cannot remove arithmetic or memory traffic.
 carries ``loop_fixed_seconds``, the loop's time for 64 one-sequence models (the same fixed
 cost, almost no arithmetic), and ``ratio_bound`` = loop / (loop - fixed), the ratio a batched
 program reaches if its arithmetic costs what the loop's does.  On a CPU one torch thread is
-used on both sides, as in-process sweeps do (:func:`validation.sweeps.torch_threads`).
+used on both sides, as in-process sweeps do (:func:`validation.runtime.torch_threads`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from benchmarks.harness import best_time, compare
 from validation.copy_task.config import CopyTaskConvention
 from validation.copy_task.data import copy_task_batch
 from validation.copy_task.models import CopyAttentionModel
-from validation.sweeps import torch_threads
+from validation.runtime import resolve_device, torch_threads
 
 L, V = 32, 8
 P_VALUES = (16, 24, 32, 48, 64, 96, 128, 192)
@@ -64,7 +64,7 @@ def _one(architecture: str, attention: str, steps: int, repeats: int, device: st
 
 def run(quick: bool) -> list[dict]:
     """Model T (the default) and model M, softmax attention; ``quick`` uses fewer steps and repeats."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = resolve_device(None)
     steps, repeats = (10, 2) if quick else (50, 3)
     with torch_threads(1 if device == "cpu" else None):
         return [_one("T", "softmax", steps, repeats, device), _one("M", "softmax", steps, repeats, device)]

@@ -28,11 +28,11 @@ import hashlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+from validation.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -63,22 +63,6 @@ class InProcessExecutor:
         with torch_threads(self.threads):
             for index, config in enumerate(configs):
                 yield index, work(config)
-
-
-@contextmanager
-def torch_threads(threads: int | None):
-    """Limit torch to ``threads`` intra-op threads inside the block (restored after); ``None`` changes nothing."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _limit_threads() -> None:

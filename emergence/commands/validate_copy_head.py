@@ -73,7 +73,8 @@ def run(args) -> int:
     from theory.errors import EmergenceError, InvalidSizeError
     from validation.copy_task.analysis import agreement, measured_curves
     from validation.copy_task.config import CopyTaskConvention
-    from validation.copy_task.experiment import point_config, resolve_device, run_copy_point
+    from validation.copy_task.experiment import point_config, run_copy_point
+    from validation.runtime import resolve_device
     from validation.copy_task.predictions import predicted_phase_diagram
     from validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 

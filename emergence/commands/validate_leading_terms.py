@@ -15,12 +15,6 @@ NAME = "leading-terms"
 HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading terms"
 
 
-def _default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def add_arguments(parser):
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
@@ -51,6 +45,7 @@ def run(args) -> int:
 
     from numerics.io import provenance, to_json_text, write_json_atomic
     from validation.leading_terms.experiment import LeadingTermRun, plot_cosines, run_leading_term_validation
+    from validation.runtime import resolve_device
 
     config = LeadingTermRun(
         corpus=args.corpus,
@@ -65,7 +60,7 @@ def run(args) -> int:
         windows=args.windows,
         oov=args.oov,
         seed=args.seed,
-        device=args.device or _default_device(),
+        device=resolve_device(args.device),
     )
     from tqdm import tqdm
 

@@ -49,17 +49,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def resolve_device(device: str | None) -> str:
-    """``cuda`` when torch sees a GPU and nothing was asked for; an error for unusable requests."""
-    if device is None:
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device not in ("cpu", "cuda"):
-        raise EmergenceError(f"unknown device {device!r}; choose cpu or cuda")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise EmergenceError("--device cuda requested but torch sees no CUDA GPU")
-    return device
-
-
 def point_config(
     attention: str,
     optimizer: str,
