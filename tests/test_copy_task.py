@@ -1,14 +1,11 @@
 """Copy-task models: the potential is the theory's, batching changes nothing, starts and errors behave."""
 
-import json
-
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.order_parameters import copy_order_parameters, cyclic_shift
 from theory.errors import DivergenceError, EmergenceError
 from validation.copy_task.config import CopyTaskConvention
 from validation.copy_task.data import copy_task_batch, previous_token_targets

@@ -1,7 +1,6 @@
 """Sweeps: one file per finished run, atomic writes, resume without recomputation."""
 
 import json
-import os
 
 import pytest
 

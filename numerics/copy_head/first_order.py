@@ -216,4 +216,3 @@ def _edge_fold(action, minima, inside, outside, lower, upper):
     except ValueError:
         return float(minima.P[inside])
     return fold_point(action, minima.P[inside], minima.P[outside], vanishing, saddle)
-    return low, high

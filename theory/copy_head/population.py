@@ -29,7 +29,7 @@ import sympy as sp
 
 from theory.copy_head.marginal import B, C, D, readout_marginal
 from theory.copy_head.patterns import shift_entries
-from theory.copy_head.symbols import L, P, V, beta, lam, m, n, q, r
+from theory.copy_head.symbols import L, P, V, m, n, q, r
 from theory.copy_head.token_algebra import TokenMatrix
 
 TARGETS = ("raw", "centred")

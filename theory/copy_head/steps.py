@@ -26,7 +26,7 @@ from theory.copy_head.softmax import (
     gauge_fixed_copy_cost, gaussian_exponential_moments, logit_gap, others_square_sum, softmax_pattern,
     softmax_reduced_action, softmax_reduced_action_M, variance_rate,
 )
-from theory.copy_head.symbols import L, P, V, aG, beta, c1, cG, lam, m, n, q, r, s1, sG, sigma2
+from theory.copy_head.symbols import L, P, V, beta, c1, lam, s1, sG
 from theory.derivation_steps import DerivationStep, Equation
 
 ATTENTIONS = ("linear", "softmax")
@@ -134,7 +134,6 @@ def _landau_step() -> DerivationStep:
 
 def _pushforward_step(architecture: str) -> DerivationStep:
     first, second = gaussian_exponential_moments()
-    t = sp.Symbol("t", positive=True)
     equations = [Equation("exp_moment", _S("E[exp(G)]"), first), Equation("exp2_moment", _S("E[exp(2G)]"), second),
                  Equation("gap", _S("g"), logit_gap()), Equation("others_squares", _S("sum_others A^2"),
                                                                  others_square_sum()),
