@@ -8,6 +8,10 @@ memory ``engine_peak_bytes``.  Not a test: nothing is asserted.
 Sizes: T in {64, 128, 200} and V in {500, 3000}; N = 64 windows at V = 500 and 16 at
 V = 3000 (the literal construction's dense one-hot products cost T V^2 per window, about
 a second per window at V = 3000).  Quick: T in {64, 200}, V = 500, N = 32.
+
+Where CuPy can allocate on a GPU (:func:`numerics.backend.cupy_status`), one more record
+times the same engine on the GPU against itself on NumPy at T = 200, V = 3000, N = 4096
+(ratio = NumPy seconds / CuPy seconds, synchronised), with the GPU's throughput.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.harness import compare, peak_memory_bytes
+from numerics.backend import array_module, cupy_status
 from numerics.basis_reference import literal_basis_statistics
 from numerics.basis_statistics import basis_statistics
 
@@ -46,4 +51,29 @@ def run(quick: bool = False) -> list[dict]:
         grid = [(64, 500, 32), (200, 500, 32)]
     else:
         grid = [(T, 500, 64) for T in (64, 128, 200)] + [(T, 3000, 16) for T in (64, 128, 200)]
-    return [_record(T, V, count, repeats=3) for T, V, count in grid]
+    records = [_record(T, V, count, repeats=3) for T, V, count in grid]
+    if cupy_status()[0]:
+        records.append(_gpu_record(200, 3000, 4096, repeats=3))
+    return records
+
+
+def _gpu_record(context_length: int, vocab_size: int, count: int, repeats: int) -> dict:
+    cupy = array_module("cupy")
+    windows = np.random.default_rng(0).integers(0, vocab_size, size=(count, context_length + 1))
+    on_device = cupy.asarray(windows)
+
+    def gpu():
+        basis_statistics(on_device, vocab_size, xp=cupy)
+        cupy.cuda.Stream.null.synchronize()
+
+    gpu()
+    record = compare(
+        "basis statistics CuPy vs NumPy engine",
+        f"T={context_length}, V={vocab_size}, N={count}",
+        gpu,
+        lambda: basis_statistics(windows, vocab_size),
+        repeats=repeats,
+        device=cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+    )
+    record["engine_tokens_per_second"] = count * context_length / record["engine_seconds"]
+    return record
