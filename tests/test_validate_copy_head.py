@@ -84,6 +84,16 @@ def test_measured_linear_transitions():
     assert transitions["crossover"] == pytest.approx((80 * 160) ** 0.5)
 
 
+def test_a_drift_of_the_order_parameters_is_no_transition():
+    from validation.copy_task.analysis import measured_transitions
+
+    P = [208, 309, 500, 1014]
+    # SGLD at L = 32: a_G creeps from 0.032 to 0.036 with no jump
+    assert measured_transitions("softmax", P, {"aG": [0.032, 0.033, 0.033, 0.036]})["P_star"] is None
+    assert measured_transitions("softmax", P, {"aG": [0.032, 0.033, 0.17, 0.2]})["P_star"] == pytest.approx((309 * 500) ** 0.5)
+    assert measured_transitions("linear", P, {"c1": [0, 0.001, 0.01, 0.02], "cG": [0, 0, 0, 0]})["P1"] is None
+
+
 def test_prediction_is_the_phase_diagram_at_the_runs_convention():
     """The validation's theory curve is exactly `emergence phase-diagram` at the same convention and grid."""
     import numpy as np

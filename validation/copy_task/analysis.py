@@ -3,9 +3,10 @@ r"""Transitions read off measured order-parameter curves, and the agreement with
 Measured transition points on a grid :math:`P_1 < P_2 < \dots` (geometric midpoints of the
 grid interval where the named change happens):
 
-* softmax ``P_star``: the interval with the largest increase of :math:`a_G`;
+* softmax ``P_star``: the interval with the largest increase of :math:`a_G`, when that increase
+  is at least :data:`SIGNIFICANT_CHANGE` (a drift of a few thousandths is no jump);
 * linear ``P1``: the first interval where :math:`c_1` rises above ``threshold`` (0.1) of its
-  largest value;
+  largest value, when that value is at least :data:`SIGNIFICANT_CHANGE`;
 * linear ``crossover``: the interval of steepest rise of :math:`c_G` (the copy-mode onset).
 
 Agreement: for each transition both sides give, the ratio measured/predicted and whether
@@ -29,6 +30,9 @@ from typing import Sequence
 import numpy as np
 
 AGREEMENT_FACTOR = 2.0
+SIGNIFICANT_CHANGE = 0.05
+"""Smallest jump of :math:`a_G` (softmax) or largest :math:`c_1` (linear) read as a transition; the
+same size as the order-parameter difference that makes a start metastable."""
 
 
 def _midpoint(P: Sequence[float], i: int) -> float:
@@ -41,11 +45,11 @@ def measured_transitions(attention: str, P: Sequence[float], curves: dict, thres
         return {"P_star": None} if attention == "softmax" else {"P1": None, "crossover": None}
     if attention == "softmax":
         rises = np.diff(np.asarray(curves["aG"], dtype=float))
-        return {"P_star": _midpoint(P, int(np.argmax(rises))) if rises.max() > 0 else None}
+        return {"P_star": _midpoint(P, int(np.argmax(rises))) if rises.max() >= SIGNIFICANT_CHANGE else None}
     c1 = np.asarray(curves["c1"], dtype=float)
     cG = np.asarray(curves["cG"], dtype=float)
     above = np.nonzero(c1 > threshold * max(c1.max(), 1e-12))[0]
-    P1 = _midpoint(P, int(above[0]) - 1) if above.size and above[0] > 0 and c1.max() > 0 else None
+    P1 = _midpoint(P, int(above[0]) - 1) if above.size and above[0] > 0 and c1.max() >= SIGNIFICANT_CHANGE else None
     rises = np.diff(cG)
     crossover = _midpoint(P, int(np.argmax(rises))) if rises.max() > 0 else None
     return {"P1": P1, "crossover": crossover}
