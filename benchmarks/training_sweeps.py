@@ -6,19 +6,18 @@ a fixed number of steps.  The engine trains all 64 as one tensor program
 trains the same 64 models one after another, each with its own Adam.  Both do identical
 arithmetic per run.  ``ratio`` = loop seconds / batched seconds (runs per second gained).
 
-Where the time goes: batching removes the loop's fixed cost per model and step (Python,
-operator dispatch, a small Adam); it cannot remove arithmetic or memory traffic.  Each record
-carries ``loop_fixed_seconds``, the loop's time for 64 one-sequence models (the same fixed
-cost, almost no arithmetic), and ``ratio_bound`` = loop / (loop - fixed), the ratio a batched
-program reaches if its arithmetic costs what the loop's does.  On a CPU one torch thread is
-used on both sides, as in-process sweeps do (:func:`validation.runtime.torch_threads`).
+Batching removes the loop's fixed cost per model and step (Python, operator dispatch, a small
+Adam); it cannot remove arithmetic or memory traffic, and one large batched tensor loses the
+cache locality of 64 small ones.  ``benchmarks/RESULTS.md`` has the profile of both sides.  On
+a CPU one torch thread is used on both sides, as in-process sweeps do
+(:func:`validation.runtime.torch_threads`).
 """
 
 from __future__ import annotations
 
 import torch
 
-from benchmarks.harness import best_time, compare
+from benchmarks.harness import compare
 from validation.copy_task.config import CopyTaskConvention
 from validation.copy_task.data import copy_task_batch
 from validation.copy_task.models import CopyAttentionModel
@@ -48,7 +47,7 @@ def _one(architecture: str, attention: str, steps: int, repeats: int, device: st
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
     counts = [P for P in P_VALUES for _ in range(SEEDS)]
     seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
-    record = compare(
+    return compare(
         f"copy sweep {architecture}/{attention} Adam",
         f"64 runs, L={L}, V={V}, {steps} steps, {device}",
         lambda: _train(counts, seeds, convention, steps, device),
@@ -56,10 +55,6 @@ def _one(architecture: str, attention: str, steps: int, repeats: int, device: st
         repeats=repeats,
         detail=f"8 P in {P_VALUES[0]}..{P_VALUES[-1]} x 8 seeds; ratio = runs/s batched over runs/s looped",
     )
-    fixed = min(best_time(lambda: [_train([1], [s], convention, steps, device) for s in seeds]) for _ in range(repeats))
-    record["loop_fixed_seconds"] = fixed
-    record["ratio_bound"] = record["alternative_seconds"] / max(record["alternative_seconds"] - fixed, 1e-12)
-    return record
 
 
 def run(quick: bool) -> list[dict]:

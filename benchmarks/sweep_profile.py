@@ -1,0 +1,68 @@
+"""Where the time of a training-sweep step goes: the batched program against the loop (CPU profile).
+
+``python -m benchmarks.sweep_profile`` prints, for model T and model M (softmax, the 64 runs of
+:mod:`benchmarks.training_sweeps`, one torch thread): the seconds of one Adam step of the batched
+program and of the 64 separate models, the loop's fixed cost per model-step (a one-sequence model
+of the same shape: for model T almost no arithmetic, for model M the same statistics), and the
+five operators that take most of a batched step (``torch.profiler``).  Not a test.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from benchmarks.training_sweeps import L, P_VALUES, SEEDS, V
+from validation.copy_task.config import CopyTaskConvention
+from validation.copy_task.data import copy_task_batch
+from validation.copy_task.models import CopyAttentionModel
+from validation.runtime import torch_threads
+
+
+def _stepper(counts, seeds, convention):
+    batch = copy_task_batch(counts, L, V, seeds)
+    if convention.architecture == "M":
+        batch.statistics()
+    model = CopyAttentionModel(len(counts), L, V, convention)
+    model.initialise(["uniform"] * len(counts), list(seeds))
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.02)
+
+    def step():
+        optimiser.zero_grad(set_to_none=True)
+        model.potential(batch).sum().backward()
+        optimiser.step()
+
+    step()
+    return step
+
+
+def _seconds_per_step(step, repeats: int = 10) -> float:
+    start = time.perf_counter()
+    for _ in range(repeats):
+        step()
+    return (time.perf_counter() - start) / repeats
+
+
+def profile(architecture: str) -> str:
+    convention = CopyTaskConvention(architecture=architecture, attention="softmax")
+    counts = [P for P in P_VALUES for _ in range(SEEDS)]
+    seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
+    batched = _stepper(counts, seeds, convention)
+    batched_seconds = _seconds_per_step(batched)
+    loop_seconds = sum(_seconds_per_step(_stepper([c], [s], convention)) for c, s in zip(counts, seeds))
+    fixed = _seconds_per_step(_stepper([1], [0], convention), repeats=50)
+    with torch.profiler.profile() as recorded:
+        batched()
+    table = recorded.key_averages().table(sort_by="self_cpu_time_total", row_limit=5)
+    return (
+        f"model {architecture}: batched step {batched_seconds * 1e3:.1f} ms; loop step {loop_seconds * 1e3:.1f} ms "
+        f"(ratio {loop_seconds / batched_seconds:.2f}); one-sequence model step {fixed * 1e3:.2f} ms "
+        f"(x 64 = {64 * fixed * 1e3:.1f} ms)\n{table}"
+    )
+
+
+if __name__ == "__main__":
+    with torch_threads(1):
+        for architecture in ("T", "M"):
+            print(profile(architecture))
