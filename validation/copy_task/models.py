@@ -179,7 +179,7 @@ class CopyAttentionModel(torch.nn.Module):
         epsilon = self.beta * self.readout_prior_variance
         data = 0.5 * self.beta * (D - epsilon * (B * solved).sum(dim=(-2, -1)))
         occam = self.V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(dim=-1)
-        return (self.logit_weights**2).sum(dim=(-2, -1)) / (2 * self.logit_prior_variance) + data + occam
+        return self.logit_prior_energy() + data + occam
 
     @torch.no_grad()
     def set_posterior_mean_readout(self, batch: CopyTaskBatch) -> None:
@@ -187,11 +187,13 @@ class CopyAttentionModel(torch.nn.Module):
         _, solved, _, _ = self._readout_posterior(batch)
         self.readout.copy_(self.beta * self.readout_prior_variance * solved)
 
+    def logit_prior_energy(self) -> torch.Tensor:
+        r""":math:`\|\theta\|^2/(2s)`, shape ``(R,)``."""
+        return (self.logit_weights**2).sum(dim=(-2, -1)) / (2 * self.logit_prior_variance)
+
     def prior_energy(self) -> torch.Tensor:
         r""":math:`\|\theta\|^2/(2s) + \|W\|^2/(2\lambda)`, shape ``(R,)``."""
-        return (self.logit_weights**2).sum(dim=(-2, -1)) / (2 * self.logit_prior_variance) + (
-            self.readout**2
-        ).sum(dim=(-2, -1)) / (2 * self.readout_prior_variance)
+        return self.logit_prior_energy() + (self.readout**2).sum(dim=(-2, -1)) / (2 * self.readout_prior_variance)
 
     def potential(self, batch: CopyTaskBatch) -> torch.Tensor:
         """The potential :math:`U_r`, shape ``(R,)``."""
