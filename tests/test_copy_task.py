@@ -255,3 +255,16 @@ def test_adam_on_the_marginal_finds_a_lower_marginal_action_than_the_joint_map()
     # the readout is left at its posterior mean: no readout gradient of U remains
     gradient = torch.autograd.grad(marginal.potential(batch).sum(), marginal.readout)[0]
     assert gradient.abs().max().item() < 1e-8
+
+
+def test_diverging_marginal_training_is_a_one_line_error():
+    from validation.copy_task.training import train_map
+
+    convention = CopyTaskConvention(architecture="T", attention="linear", normalisation="G")
+    batch = copy_task_batch([30], 4, 3, seeds=[0])
+    model = CopyAttentionModel(1, 4, 3, convention)
+    with torch.no_grad():
+        model.logit_weights.fill_(float("inf"))
+    with pytest.raises(DivergenceError, match="non-finite") as error:
+        train_map(model, batch, steps=5, objective="marginal")
+    assert "\n" not in str(error.value)

@@ -160,7 +160,9 @@ class CopyAttentionModel(torch.nn.Module):
         C, B, D = self.readout_statistics(batch)
         epsilon = self.beta * self.readout_prior_variance
         identity = torch.eye(self.V, dtype=C.dtype, device=C.device)
-        factor = torch.linalg.cholesky(identity + epsilon * C)
+        factor, info = torch.linalg.cholesky_ex(identity + epsilon * C)
+        # a failed factorisation (non-finite logits) becomes a NaN action: the trainers' divergence check
+        factor = torch.where((info == 0)[:, None, None], factor, torch.nan)
         return factor, torch.cholesky_solve(B, factor), B, D
 
     def marginal_potential(self, batch: CopyTaskBatch) -> torch.Tensor:
