@@ -12,31 +12,20 @@ from __future__ import annotations
 
 import importlib.util
 
-import torch
-
 from benchmarks.harness import compare
+from benchmarks.training_sweeps import L, V, run_steps, training_stepper
 from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch
-from validation.copy_task.models import CopyAttentionModel
 from validation.samplers.sgld import SGLD
 from validation.runtime import resolve_device, torch_threads
 
-L, V, P, CHAINS = 32, 8, 128, 64
+P, CHAINS = 128, 64
 
 
 def _chain(optimiser_class, chains: int, steps: int, device: str, **options) -> None:
     convention = CopyTaskConvention(architecture="M", attention="softmax")
-    batch = copy_task_batch([P] * chains, L, V, list(range(chains)), device=device)
-    batch.statistics()
-    model = CopyAttentionModel(chains, L, V, convention, device=device)
-    model.initialise(["uniform"] * chains, list(range(chains)))
-    sampler = optimiser_class(model.parameters(), lr=1e-4, **options)
-    for _ in range(steps):
-        sampler.zero_grad()
-        model.potential(batch).sum().backward()
-        sampler.step()
-    if device == "cuda":
-        torch.cuda.synchronize()
+    step = training_stepper([P] * chains, list(range(chains)), convention,
+                            lambda parameters: optimiser_class(parameters, lr=1e-4, **options), device)
+    run_steps(step, steps, device)
 
 
 def run(quick: bool) -> list[dict]:

@@ -13,26 +13,14 @@ import time
 
 import torch
 
-from benchmarks.training_sweeps import L, P_VALUES, SEEDS, V
+from benchmarks.training_sweeps import adam, sweep_runs, training_stepper
 from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch
-from validation.copy_task.models import CopyAttentionModel
 from validation.runtime import torch_threads
 
 
 def _stepper(counts, seeds, convention):
-    batch = copy_task_batch(counts, L, V, seeds)
-    if convention.architecture == "M":
-        batch.statistics()
-    model = CopyAttentionModel(len(counts), L, V, convention)
-    model.initialise(["uniform"] * len(counts), list(seeds))
-    optimiser = torch.optim.Adam(model.parameters(), lr=0.02)
-
-    def step():
-        optimiser.zero_grad(set_to_none=True)
-        model.potential(batch).sum().backward()
-        optimiser.step()
-
+    """:func:`~benchmarks.training_sweeps.training_stepper` with the sweeps' Adam, warmed up by one step."""
+    step = training_stepper(counts, seeds, convention, adam)
     step()
     return step
 
@@ -46,8 +34,7 @@ def _seconds_per_step(step, repeats: int = 10) -> float:
 
 def profile(architecture: str) -> str:
     convention = CopyTaskConvention(architecture=architecture, attention="softmax")
-    counts = [P for P in P_VALUES for _ in range(SEEDS)]
-    seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
+    counts, seeds = sweep_runs()
     batched = _stepper(counts, seeds, convention)
     batched_seconds = _seconds_per_step(batched)
     loop_seconds = sum(_seconds_per_step(_stepper([c], [s], convention)) for c, s in zip(counts, seeds))

@@ -28,25 +28,53 @@ P_VALUES = (16, 24, 32, 48, 64, 96, 128, 192)
 SEEDS = 8
 
 
-def _train(counts, seeds, convention, steps, device) -> None:
+def sweep_runs() -> tuple[list[int], list[int]]:
+    """The 64 runs' sequence counts and data seeds (8 P values x 8 seeds)."""
+    counts = [P for P in P_VALUES for _ in range(SEEDS)]
+    seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
+    return counts, seeds
+
+
+def training_stepper(counts, seeds, convention, make_optimiser, device="cpu"):
+    """Data, models and ``make_optimiser(parameters)`` for runs of ``counts`` sequences; returns one full-batch step.
+
+    Model M's statistics are built here, outside the steps, as the sweeps build them once.
+    """
     batch = copy_task_batch(counts, L, V, seeds, device=device)
     if convention.architecture == "M":
         batch.statistics()
     model = CopyAttentionModel(len(counts), L, V, convention, device=device)
     model.initialise(["uniform"] * len(counts), list(seeds))
-    optimiser = torch.optim.Adam(model.parameters(), lr=0.02)
-    for _ in range(steps):
+    optimiser = make_optimiser(model.parameters())
+
+    def step() -> None:
         optimiser.zero_grad(set_to_none=True)
         model.potential(batch).sum().backward()
         optimiser.step()
+
+    return step
+
+
+def adam(parameters) -> torch.optim.Optimizer:
+    """The sweeps' Adam (learning rate 0.02)."""
+    return torch.optim.Adam(parameters, lr=0.02)
+
+
+def run_steps(step, steps: int, device: str) -> None:
+    """``steps`` calls of ``step``, synchronised on a GPU."""
+    for _ in range(steps):
+        step()
     if device == "cuda":
         torch.cuda.synchronize()
 
 
+def _train(counts, seeds, convention, steps, device) -> None:
+    run_steps(training_stepper(counts, seeds, convention, adam, device), steps, device)
+
+
 def _one(architecture: str, attention: str, steps: int, repeats: int, device: str) -> dict:
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
-    counts = [P for P in P_VALUES for _ in range(SEEDS)]
-    seeds = [1000 * P + s for P in P_VALUES for s in range(SEEDS)]
+    counts, seeds = sweep_runs()
     return compare(
         f"copy sweep {architecture}/{attention} Adam",
         f"64 runs, L={L}, V={V}, {steps} steps, {device}",
