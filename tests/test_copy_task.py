@@ -198,15 +198,13 @@ def test_convention_parsing_and_errors():
 
 
 def _dense_marginal_action(model, batch, r):
-    r"""S_r from the PL x PL log-evidence of the readout, column by column of Y:
-    ||theta||^2/2s + sum_v [y_v^T Sigma^{-1} y_v / 2] + (V/2) ln det Sigma, Sigma = lambda Phi Phi^T + I/beta."""
+    """S_r from the PL x PL log-evidence of the readout (validation.copy_task.exact_marginal), on the direct design."""
+    from validation.copy_task.exact_marginal import dense_log_evidence
+
     X, A, Y = _direct_attention(model, batch, r)
-    design = (A @ X).reshape(-1, model.V)
-    targets = Y.reshape(-1, model.V)
-    Sigma = model.readout_prior_variance * design @ design.T + torch.eye(design.shape[0], dtype=design.dtype) / model.beta
-    quadratic = 0.5 * (targets * torch.linalg.solve(Sigma, targets)).sum()
     logit_prior = (model.logit_weights[r] ** 2).sum() / (2 * model.logit_prior_variance)
-    return logit_prior + quadratic + 0.5 * model.V * torch.linalg.slogdet(Sigma)[1]
+    return logit_prior + dense_log_evidence((A @ X).reshape(-1, model.V), Y.reshape(-1, model.V),
+                                            model.readout_prior_variance, model.beta)
 
 
 @settings(max_examples=15)

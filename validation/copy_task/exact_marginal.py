@@ -40,16 +40,23 @@ def _design(G: torch.Tensor, X: torch.Tensor, convention: CopyTaskConvention) ->
     return torch.einsum("nij,pjv->npiv", A, X).reshape(G.shape[0], -1, X.shape[-1])
 
 
+def dense_log_evidence(design, targets, lam: float, beta: float) -> torch.Tensor:
+    r""":math:`\sum_v [\tfrac12 y_v^\top\Sigma^{-1}y_v + \tfrac12\ln\det\Sigma]`, :math:`\Sigma = \lambda\Phi\Phi^\top + I/\beta`.
+
+    ``design`` :math:`\Phi` ``(..., PL, V)``, ``targets`` ``(PL, V)``: minus the log-evidence of the
+    readout (up to :math:`\tfrac{PLV}{2}\ln 2\pi`), a :math:`PL\times PL` computation; shape ``(...)``.
+    """
+    Sigma = lam * design @ design.transpose(-1, -2) + torch.eye(design.shape[-2], dtype=design.dtype) / beta
+    solved = torch.linalg.solve(Sigma, targets.expand(*design.shape[:-2], -1, -1))
+    quadratic = 0.5 * (targets * solved).sum(dim=(-2, -1))
+    return quadratic + 0.5 * targets.shape[-1] * torch.linalg.slogdet(Sigma)[1]
+
+
 def marginal_action_dense(G, X, Y, convention: CopyTaskConvention) -> torch.Tensor:
     """:math:`S(G)` (up to a constant) from the :math:`PL\\times PL` log-evidence; shape ``(n,)``."""
     L, V = G.shape[-1], X.shape[-1]
     s, lam, beta = convention.logit_prior_variance(L), convention.readout_prior_variance(V), convention.beta(L, V)
-    Phi = _design(G, X, convention)
-    Sigma = lam * Phi @ Phi.transpose(-1, -2) + torch.eye(Phi.shape[1], dtype=G.dtype) / beta
-    y = Y.reshape(-1, V)
-    solved = torch.linalg.solve(Sigma, y.expand(G.shape[0], -1, -1))
-    quadratic = 0.5 * (y * solved).sum(dim=(-2, -1))
-    return (G**2).sum(dim=(-2, -1)) / (2 * s) + quadratic + 0.5 * V * torch.linalg.slogdet(Sigma)[1]
+    return (G**2).sum(dim=(-2, -1)) / (2 * s) + dense_log_evidence(_design(G, X, convention), Y.reshape(-1, V), lam, beta)
 
 
 def marginal_action(G, X, Y, convention: CopyTaskConvention) -> torch.Tensor:
