@@ -11,7 +11,7 @@ of a second per window at V = 3000), plus T = 200, V = 3000 at N = 64: with 16 w
 (3200 tokens for 3000 types) the engine's time is its fixed O(V^2) work, writing the five
 V x V results, and the ratio grows with N until the per-window costs dominate.  Quick: T in {64, 200}, V = 500, N = 32.
 
-Where CuPy can allocate on a GPU (:func:`numerics.backend.cupy_status`), one more record
+Where CuPy can allocate on a GPU (:func:`emergence.numerics.backend.cupy_status`), one more record
 times the same engine on the GPU against itself on NumPy at T = 200, V = 3000, N = 4096
 (ratio = NumPy seconds / CuPy seconds, synchronised), with the GPU's throughput.
 """
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.harness import compare, peak_memory_bytes
-from numerics.backend import array_module, cupy_status
-from numerics.basis_reference import literal_basis_statistics
-from numerics.basis_statistics import basis_statistics
+from emergence.numerics.backend import array_module, cupy_status
+from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 
 
 def _record(context_length: int, vocab_size: int, count: int, repeats: int) -> dict:

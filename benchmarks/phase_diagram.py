@@ -1,6 +1,6 @@
 """Benchmark: softmax phase diagram on a 400-point P grid, generated kernels + vectorised solver vs SciPy per point.
 
-Engine: :func:`numerics.copy_head.minimisation.global_minimum` on the generated kernels (one
+Engine: :func:`emergence.numerics.copy_head.minimisation.global_minimum` on the generated kernels (one
 vectorised multi-start Newton pass over the whole grid).  Alternative: what a notebook would
 do with the same SymPy action, ``sympy.lambdify`` of the action and its derivative, then
 ``scipy.optimize.minimize`` (L-BFGS-B) at every P from a uniform and a copy start, keeping
@@ -17,8 +17,8 @@ L, V = 256, 16
 
 
 def _engine(P):
-    from numerics.copy_head.minimisation import global_minimum
-    from numerics.copy_head.reduced_action import reduced_action
+    from emergence.numerics.copy_head.minimisation import global_minimum
+    from emergence.numerics.copy_head.reduced_action import reduced_action
 
     action = reduced_action("softmax", L, V)
     return lambda: action.attention_on_previous(global_minimum(action, P)[0][0])
@@ -28,9 +28,9 @@ def _alternative(P):
     import sympy as sp
     from scipy.optimize import minimize
 
-    from numerics.copy_head.reduced_action import generated_kernels, model_scales
-    from theory.copy_head.conventions import DEFAULT_CONVENTION
-    from theory.copy_head.softmax import softmax_reduced_action
+    from emergence.numerics.copy_head.reduced_action import generated_kernels, model_scales
+    from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION
+    from emergence.theory.copy_head.softmax import softmax_reduced_action
 
     expression = softmax_reduced_action()
     symbols = {s.name: s for s in expression.free_symbols}

@@ -1,6 +1,6 @@
 """Benchmark: time to certify ``softmax-first-order`` up to L = 16384 at 50 digits.
 
-Engine: :func:`numerics.copy_head.scaling.scaling_report` (float64 location on a vectorised
+Engine: :func:`emergence.numerics.copy_head.scaling.scaling_report` (float64 location on a vectorised
 grid, then mpmath refinement from a tight bracket).  Alternative: the straightforward
 high-precision route, ``sympy.lambdify(..., "mpmath")`` of the SymPy action and its
 derivatives, Newton in ``a_G`` from the uniform point 1/L and from sqrt(ln L / L) (the copy weight's scale), ``mpmath.findroot`` (secant) on
@@ -15,7 +15,7 @@ from benchmarks.harness import compare
 
 
 def _engine(quick):
-    from numerics.copy_head.scaling import scaling_report
+    from emergence.numerics.copy_head.scaling import scaling_report
 
     return lambda: scaling_report("softmax-first-order", dps=50, fast=quick)
 
@@ -23,10 +23,10 @@ def _engine(quick):
 def _alternative(quick):
     import sympy as sp
 
-    from numerics.copy_head.reduced_action import generated_kernels, model_scales
-    from numerics.copy_head.scaling import CLAIMS, measure_transition
-    from theory.copy_head.conventions import DEFAULT_CONVENTION
-    from theory.copy_head.softmax import softmax_reduced_action
+    from emergence.numerics.copy_head.reduced_action import generated_kernels, model_scales
+    from emergence.numerics.copy_head.scaling import CLAIMS, measure_transition
+    from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION
+    from emergence.theory.copy_head.softmax import softmax_reduced_action
 
     claim = CLAIMS["softmax-first-order"]
     expression = softmax_reduced_action()

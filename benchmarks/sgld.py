@@ -1,6 +1,6 @@
 """SGLD steps per second (issue 5, item 5).
 
-Our sampler (:class:`validation.samplers.sgld.SGLD`) on the copy-task potential (model M,
+Our sampler (:class:`emergence.validation.samplers.sgld.SGLD`) on the copy-task potential (model M,
 softmax, L = 32, V = 8, P = 128): 64 chains batched in one tensor versus 64 single-chain
 samplers in a Python loop; and, where ``devinterp`` is importable, one chain with devinterp's
 SGLD against one chain with ours (same potential, same step size).  Without devinterp that
@@ -14,9 +14,9 @@ import importlib.util
 
 from benchmarks.harness import compare
 from benchmarks.training_sweeps import L, V, run_steps, training_stepper
-from validation.copy_task.config import CopyTaskConvention
-from validation.samplers.sgld import SGLD
-from validation.runtime import resolve_device, torch_threads
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.samplers.sgld import SGLD
+from emergence.validation.runtime import resolve_device, torch_threads
 
 P, CHAINS = 128, 64
 

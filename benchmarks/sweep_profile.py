@@ -14,8 +14,8 @@ import time
 import torch
 
 from benchmarks.training_sweeps import adam, sweep_runs, training_stepper
-from validation.copy_task.config import CopyTaskConvention
-from validation.runtime import torch_threads
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.runtime import torch_threads
 
 
 def _stepper(counts, seeds, convention):

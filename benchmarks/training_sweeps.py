@@ -2,7 +2,7 @@
 
 64 copy-task runs (8 P values x 8 seeds), Adam on the theory's potential, L = 32, V = 8,
 a fixed number of steps.  The engine trains all 64 as one tensor program
-(:class:`validation.copy_task.models.CopyAttentionModel` with a run axis); the alternative
+(:class:`emergence.validation.copy_task.models.CopyAttentionModel` with a run axis); the alternative
 trains the same 64 models one after another, each with its own Adam.  Both do identical
 arithmetic per run.  ``ratio`` = loop seconds / batched seconds (runs per second gained).
 
@@ -10,7 +10,7 @@ Batching removes the loop's fixed cost per model and step (Python, operator disp
 Adam); it cannot remove arithmetic or memory traffic, and one large batched tensor loses the
 cache locality of 64 small ones.  ``benchmarks/RESULTS.md`` has the profile of both sides.  On
 a CPU one torch thread is used on both sides, as in-process sweeps do
-(:func:`validation.runtime.torch_threads`).
+(:func:`emergence.validation.runtime.torch_threads`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from __future__ import annotations
 import torch
 
 from benchmarks.harness import compare
-from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch
-from validation.copy_task.models import CopyAttentionModel
-from validation.runtime import resolve_device, torch_threads
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.runtime import resolve_device, torch_threads
 
 L, V = 32, 8
 P_VALUES = (16, 24, 32, 48, 64, 96, 128, 192)

@@ -1,7 +1,7 @@
 """The ``emergence`` command line: one subcommand per module in :mod:`emergence.commands`.
 
 The CLI holds no science: each subcommand parses its arguments, calls the layer that does
-the work and prints or writes the result.  User errors (:class:`theory.errors.EmergenceError`
+the work and prints or writes the result.  User errors (:class:`emergence.theory.errors.EmergenceError`
 and unwritable paths) end in one line on stderr and exit status 2; ``--traceback`` shows
 the full trace instead.
 """
@@ -13,7 +13,7 @@ import sys
 
 from emergence import __version__
 from emergence.commands import COMMAND_MODULES, register_commands
-from theory.errors import EmergenceError
+from emergence.theory.errors import EmergenceError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,19 +19,29 @@ from pathlib import Path
 from typing import Callable
 
 from emergence.report import Section, write_report
-from numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+from emergence.numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
 
-ENGINE_PACKAGES = ("theory", "numerics", "validation", "emergence")
+ENGINE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
 
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 (16 hex digits) of every Python source file of the engine, in path order."""
-    root = Path(__file__).resolve().parents[1]
+    """SHA-256 (16 hex digits) of every Python source file of the engine, in path order.
+
+    Files are named relative to their package's folder, so a source checkout and an installed
+    copy of the same code give the same fingerprint.
+    """
+    import importlib
+
     digest = hashlib.sha256()
+    seen: set[Path] = set()
     for package in ENGINE_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
+        folder = Path(importlib.import_module(package).__file__).resolve().parent
+        for path in sorted(folder.rglob("*.py")):
+            if path in seen or "__pycache__" in path.parts:
+                continue
+            seen.add(path)
+            digest.update(f"{package}/{path.relative_to(folder).as_posix()}".encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -96,7 +106,7 @@ def as_stored(data: dict) -> dict:
     """``data`` as it reads back from JSON (tuples become lists), for comparison with stored files."""
     import json
 
-    from numerics.io import to_json_text
+    from emergence.numerics.io import to_json_text
 
     return json.loads(to_json_text(data))
 

@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from numerics.io import atomic_path  # noqa: E402
+from emergence.numerics.io import atomic_path  # noqa: E402
 
 P_AXIS = "training sequences P (log scale)"
 ORDER_AXIS = "order parameter (dimensionless)"
@@ -157,7 +157,7 @@ def _save(figure, path: Path) -> None:
 
 def plot_record(file: str, kind: str, data: dict) -> dict[str, Any]:
     """A plot record; ``data`` is made JSON-ready (as it will read back from ``results.json``)."""
-    from numerics.io import to_json_text
+    from emergence.numerics.io import to_json_text
 
     if kind not in FIGURE_KINDS:
         raise ValueError(f"unknown figure kind {kind!r}")

@@ -3,14 +3,14 @@
 =================  =====================================================================
 step               calls (the same functions as the command named)
 =================  =====================================================================
-``derivations``    ``theory.copy_head.steps.derivation_steps`` + ``render_json``
-                   (``emergence derive copy-head``); ``theory.leading_terms.recursion``
-``phase_diagrams`` ``numerics.copy_head.phase_diagram`` (``emergence phase-diagram``)
-``scaling``        ``numerics.copy_head.scaling.scaling_report`` (``emergence scaling``)
-``copy_task``      ``validation.copy_task.experiment`` through ``validation.sweeps.run_sweep``
+``derivations``    ``emergence.theory.copy_head.steps.derivation_steps`` + ``render_json``
+                   (``emergence derive copy-head``); ``emergence.theory.leading_terms.recursion``
+``phase_diagrams`` ``emergence.numerics.copy_head.phase_diagram`` (``emergence phase-diagram``)
+``scaling``        ``emergence.numerics.copy_head.scaling.scaling_report`` (``emergence scaling``)
+``copy_task``      ``emergence.validation.copy_task.experiment`` through ``emergence.validation.sweeps.run_sweep``
                    (``emergence validate copy-head``), theory from the phase diagram
-``leading_terms``  ``validation.leading_terms.experiment`` (``emergence validate leading-terms``)
-``associations``   ``numerics.associations`` (``emergence associate``)
+``leading_terms``  ``emergence.validation.leading_terms.experiment`` (``emergence validate leading-terms``)
+``associations``   ``emergence.numerics.leading_terms.associations`` (``emergence associate``)
 =================  =====================================================================
 
 Sizes are fixed per mode (:data:`QUICK` / :data:`FULL`) and listed in each step's
@@ -106,8 +106,8 @@ COPY_HEAD_KEY_RESULTS = {
 
 
 def _copy_head_derivation(attention: str) -> dict:
-    from theory.copy_head.steps import derivation_steps
-    from theory.derivation_steps import render_json
+    from emergence.theory.copy_head.steps import derivation_steps
+    from emergence.theory.derivation_steps import render_json
 
     return json.loads(render_json(derivation_steps(attention, "T"), theory="copy-head", attention=attention,
                                   architecture="T"))
@@ -122,7 +122,7 @@ def _key_equations(document: dict, wanted: list[tuple[str, str]]) -> list[dict]:
 def _leading_coefficients() -> dict:
     import sympy as sp
 
-    from theory.leading_terms.recursion import eta, s, step_coefficients
+    from emergence.theory.leading_terms.recursion import eta, s, step_coefficients
 
     derived = step_coefficients()
     binomial = {"output": s, "value": sp.binomial(s, 2), "key_query": 3 * sp.binomial(s, 4) + 2 * sp.binomial(s, 3)}
@@ -179,8 +179,8 @@ def _closed_forms(L: int, V: int) -> dict:
     import mpmath
 
     from emergence.commands.scaling import derived_reference
-    from numerics.copy_head.reduced_action import default_convention
-    from numerics.copy_head.scaling import kernel_reference
+    from emergence.numerics.copy_head.reduced_action import default_convention
+    from emergence.numerics.copy_head.scaling import kernel_reference
 
     ctx = mpmath.mp.clone()
     ctx.dps = 30
@@ -195,8 +195,8 @@ def _closed_forms(L: int, V: int) -> dict:
 
 
 def phase_diagrams_step(context: DemoContext) -> Section:
-    from numerics.copy_head.phase_diagram import check_grid, phase_diagram
-    from numerics.copy_head.reduced_action import default_convention, reduced_action
+    from emergence.numerics.copy_head.phase_diagram import check_grid, phase_diagram
+    from emergence.numerics.copy_head.reduced_action import default_convention, reduced_action
 
     L, V = PHASE_DIAGRAM["L"], PHASE_DIAGRAM["V"]
     grid = check_grid(PHASE_DIAGRAM["P_min"], PHASE_DIAGRAM["P_max"], PHASE_DIAGRAM["points"])
@@ -293,8 +293,8 @@ CLAIM_TEXT = {
 
 def scaling_step(context: DemoContext) -> Section:
     from emergence.commands.scaling import derived_reference
-    from numerics.copy_head.reduced_action import default_convention
-    from numerics.copy_head.scaling import scaling_report
+    from emergence.numerics.copy_head.reduced_action import default_convention
+    from emergence.numerics.copy_head.scaling import scaling_report
 
     settings = mode(context)["scaling"]
     convention = default_convention()
@@ -348,10 +348,10 @@ def copy_task_settings(context: DemoContext) -> dict:
 def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -> dict:
     from functools import partial
 
-    from validation.copy_task.analysis import measured_curves
-    from validation.copy_task.config import CopyTaskConvention
-    from validation.copy_task.experiment import point_config, run_copy_point
-    from validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.validation.copy_task.analysis import measured_curves
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.experiment import point_config, run_copy_point
+    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 
     attention, L, V = experiment["attention"], experiment["L"], experiment["V"]
     convention = CopyTaskConvention.parse("", attention=attention)
@@ -366,9 +366,9 @@ def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -
 
 
 def _copy_task_experiment(experiment: dict, context: DemoContext) -> dict:
-    from validation.copy_task.analysis import agreement
-    from validation.copy_task.config import CopyTaskConvention
-    from validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.copy_task.analysis import agreement
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     import numpy as np
 
@@ -446,7 +446,7 @@ def leading_terms_settings(context: DemoContext) -> dict:
 
 
 def leading_terms_step(context: DemoContext) -> Section:
-    from validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
+    from emergence.validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
 
     corpus = "synthetic" if context.corpus is None else str(context.corpus)
     runs = []
@@ -507,7 +507,7 @@ def leading_terms_step(context: DemoContext) -> Section:
 
 def planted_queries() -> list[tuple[str, str, tuple[str, ...]]]:
     """(kind, query, planted partners) for every planted association of the story corpus."""
-    from numerics.story_corpus import PLANTED_ASSOCIATIONS
+    from emergence.numerics.corpus.stories import PLANTED_ASSOCIATIONS
 
     queries = [("bigram", adjective, tuple(nouns)) for adjective, nouns in PLANTED_ASSOCIATIONS["bigram"].items()]
     queries += [("context", animal, tuple(habitat)) for animal, habitat in PLANTED_ASSOCIATIONS["context"].items()]
@@ -527,9 +527,9 @@ def _recovered(kind: str, planted: tuple[str, ...], ranked: list[str]) -> bool:
 
 
 def associations_step(context: DemoContext) -> Section:
-    from numerics.associations import ASSOCIATION_KINDS, top_association_scores
-    from numerics.basis_statistics import basis_statistics
-    from numerics.corpus import load_corpus
+    from emergence.numerics.leading_terms.associations import ASSOCIATION_KINDS, top_association_scores
+    from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+    from emergence.numerics.corpus.documents import load_corpus
 
     source = "synthetic" if context.corpus is None else context.corpus
     corpus = load_corpus(source, context_length=LEADING_T, seed=context.seed)
@@ -560,7 +560,7 @@ def associations_step(context: DemoContext) -> Section:
         data = {"corpus": str(context.corpus), "entries": entries}
     data["sizes"] = {"V": corpus.vocabulary.size, "T": corpus.context_length, "N": corpus.num_sequences}
     body = "\n".join([
-        f"Corpus: {'the built-in story corpus (numerics/story_corpus.py, seed ' + str(context.seed) + ')' if context.corpus is None else context.corpus}; "
+        f"Corpus: {'the built-in story corpus (numerics/corpus/stories.py, seed ' + str(context.seed) + ')' if context.corpus is None else context.corpus}; "
         f"V = {corpus.vocabulary.size}, T = {corpus.context_length}, N = {corpus.num_sequences} windows. Bigram: row of B̄ "
         "(what follows the query); interchangeability: row of B̄ᵀB̄ (tokens preceded by the same tokens); "
         "context: row of Φ̄ (tokens whose earlier presence predicts the query).", "", table])
@@ -568,7 +568,7 @@ def associations_step(context: DemoContext) -> Section:
         "associations", "6. Top associations from the corpus", body, data=data,
         derived="Nothing new: the three statistics are the leading-term directions of section 5.",
         reconstructed="Nothing.",
-        measured="Exact corpus statistics B̄, B̄ᵀB̄, Φ̄ of the windows (numerics/basis_statistics.py).",
+        measured="Exact corpus statistics B̄, B̄ᵀB̄, Φ̄ of the windows (numerics/leading_terms/basis_statistics.py).",
         comparison=comparison,
     )
 
@@ -596,6 +596,6 @@ def demo_steps() -> list[DemoStep]:
 
 def check_corpus(path: Path) -> None:
     """Fail early, in one line, on a corpus file that is missing, not UTF-8, empty or too short."""
-    from numerics.corpus import load_corpus
+    from emergence.numerics.corpus.documents import load_corpus
 
     load_corpus(Path(path), context_length=LEADING_T)

@@ -214,7 +214,7 @@ def render_status_page(numbers: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m emergence.theory_status RESULTS_JSON``: write docs/theory_status.json and .md."""
-    from numerics.io import atomic_path, write_json_atomic
+    from emergence.numerics.io import atomic_path, write_json_atomic
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:

@@ -1,5 +1,5 @@
 """Numerical layer: array backends, generated kernels, corpus statistics, solvers, asymptotics.
 
 Nothing here imports SymPy at run time: derived formulas arrive as generated modules in
-:mod:`numerics.kernels`.
+:mod:`emergence.numerics.kernels`.
 """

@@ -12,7 +12,7 @@ CuPy, and :func:`array_module` imports CuPy only when the caller asks for it by 
 >>> array_module("tensorflow")
 Traceback (most recent call last):
 ...
-theory.errors.BackendUnavailableError: unknown array backend 'tensorflow'; choose numpy or cupy
+emergence.theory.errors.BackendUnavailableError: unknown array backend 'tensorflow'; choose numpy or cupy
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
-from theory.errors import BackendUnavailableError
+from emergence.theory.errors import BackendUnavailableError
 
 BACKEND_NAMES: tuple[str, ...] = ("numpy", "cupy")
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy
 
-from theory.errors import InvalidSizeError
+from emergence.theory.errors import InvalidSizeError
 
 
 def cyclic_shift(L: int, dtype=float) -> numpy.ndarray:

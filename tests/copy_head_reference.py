@@ -24,7 +24,7 @@ linear: :math:`S = (c_1+c_G)^2/(2s_1) + (L-1) c_G^2/(2 s_G) + S_\mathrm{data}` w
 derived ones (diagonal in :math:`(c_1 + c_G, c_G)`, gauge-fixed :math:`(L-1)g^2` for softmax;
 the note had :math:`c_1^2` and :math:`L g^2`), as the derive helper's contract update states.
 
-The modules are rendered by :func:`theory.codegen.module_source` (so each kernel has its
+The modules are rendered by :func:`emergence.theory.codegen.module_source` (so each kernel has its
 ``_mp`` twin) and executed in memory; nothing is written to ``numerics/kernels``.
 """
 
@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.codegen import Kernel, KernelModule, module_source
+from emergence.theory.codegen import Kernel, KernelModule, module_source
 
 c1, cG, aG, P, L, V = sp.symbols("c1 cG aG P L V", positive=True)
 s1, sG, lam, beta = sp.symbols("s1 sG lam beta", positive=True)

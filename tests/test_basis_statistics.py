@@ -5,10 +5,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from numerics.basis_reference import literal_basis_statistics, softmax_jacobian_tensor, uniform_causal_attention
-from numerics.basis_statistics import basis_statistics
-from numerics.markov_corpus import expected_bigram, sample_markov_windows
-from validation.strategies import markov_chains, token_corpora
+from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics, softmax_jacobian_tensor, uniform_causal_attention
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+from emergence.numerics.corpus.markov import expected_bigram, sample_markov_windows
+from emergence.validation.strategies import markov_chains, token_corpora
 
 FIELDS = {"B": "bigram", "Sigma": "interchangeability", "Phi": "context", "G": "composed", "Q": "key_query",
           "Delta": "positional"}
@@ -53,7 +53,7 @@ def test_fast_statistics_equal_the_literal_definition(corpus, chunk_elements):
 @pytest.mark.parametrize("shape, V", [((6, 13), 5), ((3, 10), 40), ((4, 2), 9), ((1, 2), 1)])
 def test_both_ways_to_the_bigram_products_equal_the_literal_definition(monkeypatch, through_overlap, shape, V):
     """Sigma and G through P = S^T S or through S (chosen from the counts) both match the definition."""
-    import numerics.basis_statistics as engine
+    import emergence.numerics.leading_terms.basis_statistics as engine
 
     monkeypatch.setattr(engine, "_overlap_is_cheaper", lambda counts, xp: through_overlap)
     sequences = np.random.default_rng(sum(shape) + V).integers(0, V, size=shape)
@@ -113,7 +113,7 @@ def test_bigram_of_a_stationary_markov_chain_approaches_its_mean(chain, seed):
 
 @pytest.mark.gpu
 def test_cupy_backend_agrees_with_numpy():
-    from numerics.backend import array_module, to_numpy
+    from emergence.numerics.backend import array_module, to_numpy
 
     cupy = array_module("cupy")
     sequences = np.random.default_rng(0).integers(0, 50, size=(20, 65))

@@ -7,7 +7,7 @@ import pytest
 
 from emergence.cli import main
 from emergence.commands import COMMAND_MODULES
-from theory.kernel_registry import all_kernel_modules
+from emergence.theory.kernel_registry import all_kernel_modules
 
 
 def run_cli(*arguments):
@@ -54,7 +54,7 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path, arguments, message):
 
 
 def test_missing_gpu_is_one_line_and_nonzero(tmp_path):
-    from numerics.backend import cupy_status
+    from emergence.numerics.backend import cupy_status
 
     usable, _ = cupy_status()
     if usable:

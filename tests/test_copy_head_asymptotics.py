@@ -6,11 +6,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
-from theory.copy_head.asymptotics import coexistence_solution, ell_of_L, leading_P_star
-from theory.copy_head.isotropic_bound import isotropic_ratio
-from theory.copy_head.symbols import L as L_symbol, V as V_symbol, sG
-from validation.copy_head_derivation_golden import softmax_coexistence
+from emergence.numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
+from emergence.theory.copy_head.asymptotics import coexistence_solution, ell_of_L, leading_P_star
+from emergence.theory.copy_head.isotropic_bound import isotropic_ratio
+from emergence.theory.copy_head.symbols import L as L_symbol, V as V_symbol, sG
+from emergence.validation.copy_head_derivation_golden import softmax_coexistence
 
 
 def test_P_star_approaches_the_dominant_balance_and_its_leading_law():

@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from theory.copy_head.bulk import PART_DIMENSIONS, R_bulk, R_row, dimension_check, linear_reduced_action_M, s_A
-from theory.copy_head.population import population_action
-from theory.copy_head.symbols import L as L_symbol, P, V, beta, c1, cG, lam, m, n, q, r
-from tests.test_copy_head_marginal import shift_matrix
+from emergence.theory.copy_head.bulk import PART_DIMENSIONS, R_bulk, R_row, dimension_check, linear_reduced_action_M, s_A
+from emergence.theory.copy_head.population import population_action
+from emergence.theory.copy_head.symbols import L as L_symbol, P, V, beta, c1, cG, lam, m, n, q, r
+from test_copy_head_marginal import shift_matrix
 
 
 def decompose(A):
@@ -68,7 +68,7 @@ def test_model_M_gradient_equals_torch_autograd(L, V, c1_value, cG_value, row, b
 
     import torch
 
-    from numerics.kernels.copy_head_linear import linear_action_M
+    from emergence.numerics.kernels.copy_head_linear import linear_action_M
 
     point = torch.tensor([c1_value, cG_value, row, bulk], dtype=torch.float64, requires_grad=True)
     with warnings.catch_warnings():

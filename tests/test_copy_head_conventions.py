@@ -3,12 +3,12 @@
 import pytest
 from hypothesis import given, settings
 
-from numerics.kernels.copy_head_scales import copy_head_scales_T
-from theory.copy_head.conventions import DEFAULT_CONVENTION, Convention
-from theory.copy_head.model import convention_scales
-from theory.copy_head.symbols import L, V
-from theory.errors import EmergenceError
-from validation.strategies import conventions
+from emergence.numerics.kernels.copy_head_scales import copy_head_scales_T
+from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION, Convention
+from emergence.theory.copy_head.model import convention_scales
+from emergence.theory.copy_head.symbols import L, V
+from emergence.theory.errors import EmergenceError
+from emergence.validation.strategies import conventions
 
 
 @settings(max_examples=25)

@@ -1,12 +1,12 @@
 """The derivation document is generated: the committed file equals a fresh regeneration."""
 
-from theory.copy_head.document import DOCUMENT_PATH, copy_head_document
+from emergence.theory.copy_head.document import DOCUMENT_PATH, copy_head_document
 
 
 def test_committed_document_equals_a_fresh_regeneration():
     committed = DOCUMENT_PATH.read_text(encoding="utf-8")
     assert committed == copy_head_document(), (
-        "docs/derivations/copy_head.md is stale: run python -m theory.copy_head.document")
+        "docs/derivations/copy_head.md is stale: run python -m emergence.theory.copy_head.document")
 
 
 def test_document_says_it_is_a_reconstruction_and_lists_assumptions():

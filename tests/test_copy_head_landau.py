@@ -9,13 +9,13 @@ from scipy import optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.kernels.copy_head_linear import (
+from emergence.numerics.kernels.copy_head_linear import (
     linear_action, linear_action_gradient, linear_action_hessian, linear_action_mp, linear_copy_mode_onset,
     linear_landau, linear_second_order_point,
 )
-from numerics.kernels.copy_head_scales import copy_head_scales
-from theory.copy_head.landau import leading_second_order_point
-from theory.copy_head.symbols import lam as lam_symbol, sigma2
+from emergence.numerics.kernels.copy_head_scales import copy_head_scales
+from emergence.theory.copy_head.landau import leading_second_order_point
+from emergence.theory.copy_head.symbols import lam as lam_symbol, sigma2
 
 
 def default_point(L, V, P_factor):

@@ -4,9 +4,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.kernels.copy_head_linear import linear_posterior_test_loss, linear_test_loss
-from numerics.kernels.copy_head_softmax import softmax_posterior_test_loss, softmax_test_loss
-from tests.test_copy_head_marginal import one_hot_sequences, shift_matrix
+from emergence.numerics.kernels.copy_head_linear import linear_posterior_test_loss, linear_test_loss
+from emergence.numerics.kernels.copy_head_softmax import softmax_posterior_test_loss, softmax_test_loss
+from test_copy_head_marginal import one_hot_sequences, shift_matrix
 
 
 def fitted_readout_test_loss(A, V, P, beta_value, lam_value, rng, test_sequences=4000):

@@ -5,8 +5,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.copy_head.marginal import B, C, D, readout_marginal
-from theory.copy_head.symbols import V, beta, lam
+from emergence.theory.copy_head.marginal import B, C, D, readout_marginal
+from emergence.theory.copy_head.symbols import V, beta, lam
 
 
 def one_hot_sequences(rng, P, L, V):

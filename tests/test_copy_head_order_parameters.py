@@ -5,13 +5,13 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.copy_head.order_parameters import (
+from emergence.theory.copy_head.order_parameters import (
     effective_linear_scales, linear_attention_prior_cost, linear_prior_check, query_key_logit_covariance,
 )
-from theory.copy_head.patterns import attention_invariants
-from theory.copy_head.order_parameters import linear_pattern
-from theory.copy_head.symbols import L as L_symbol, V as V_symbol, c1, cG, sigma2
-from tests.test_copy_head_marginal import one_hot_sequences, shift_matrix
+from emergence.theory.copy_head.patterns import attention_invariants
+from emergence.theory.copy_head.order_parameters import linear_pattern
+from emergence.theory.copy_head.symbols import L as L_symbol, V as V_symbol, c1, cG, sigma2
+from test_copy_head_marginal import one_hot_sequences, shift_matrix
 
 
 def logits(W, X):

@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from numerics.copy_head.crossover import branch_point
-from numerics.copy_head.first_order import coexisting_branches
-from numerics.copy_head.phase_diagram import phase_diagram
-from numerics.copy_head.precise import (
+from emergence.numerics.copy_head.crossover import branch_point
+from emergence.numerics.copy_head.first_order import coexisting_branches
+from emergence.numerics.copy_head.phase_diagram import phase_diagram
+from emergence.numerics.copy_head.precise import (
     coexistence_point_mp,
     copy_onset_mp,
     literal_crossover_mp,
     second_order_point_mp,
 )
-from numerics.copy_head.reduced_action import generated_kernels, reduced_action
-from tests.copy_head_reference import reference_kernels
-from validation.strategies import log_uniform_floats, log_uniform_integers
+from emergence.numerics.copy_head.reduced_action import generated_kernels, reduced_action
+from copy_head_reference import reference_kernels
+from emergence.validation.strategies import log_uniform_floats, log_uniform_integers
 
 
 @pytest.mark.parametrize("L, V", [(32, 8), (64, 8), (256, 16)])
@@ -113,7 +113,7 @@ def test_generated_kernels_agree_with_the_independent_test_double(L, V, P):
 
 
 def test_solvers_give_the_same_transitions_on_the_test_double():
-    from theory.copy_head.conventions import DEFAULT_CONVENTION
+    from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION
 
     grid = np.geomspace(1e3, 1e5, 200)
     real = phase_diagram(reduced_action("softmax", 128, 8), grid).transitions

@@ -7,9 +7,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.copy_head.population import population_action, population_moments, quadratic_form_average
-from theory.copy_head.symbols import L as L_symbol, P as P_symbol, V as V_symbol, beta, lam, m, n, q, r
-from tests.test_copy_head_marginal import one_hot_sequences, shift_matrix
+from emergence.theory.copy_head.population import population_action, population_moments, quadratic_form_average
+from emergence.theory.copy_head.symbols import L as L_symbol, P as P_symbol, V as V_symbol, beta, lam, m, n, q, r
+from test_copy_head_marginal import one_hot_sequences, shift_matrix
 
 
 def dense(token_matrix, V):

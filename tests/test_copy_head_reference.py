@@ -7,10 +7,10 @@ expected. Exact values of this derivation are pinned by `emergence check` (valid
 
 import numpy as np
 
-from numerics.kernels.copy_head_scales import copy_head_scales, copy_head_softmax_scales
-from numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
-from numerics.kernels.copy_head_softmax import softmax_action_derivative
-from validation.copy_head_derivation_golden import softmax_coexistence
+from emergence.numerics.kernels.copy_head_scales import copy_head_scales, copy_head_softmax_scales
+from emergence.numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
+from emergence.numerics.kernels.copy_head_softmax import softmax_action_derivative
+from emergence.validation.copy_head_derivation_golden import softmax_coexistence
 
 L, V = 256, 16
 KNOBS = (1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)

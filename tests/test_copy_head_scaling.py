@@ -4,9 +4,9 @@ import mpmath
 import pytest
 from hypothesis import given, settings
 
-from numerics.asymptotics import scaling_check
-from numerics.copy_head.scaling import CLAIMS, scaling_report
-from validation.strategies import log_uniform_floats
+from emergence.numerics.asymptotics import scaling_check
+from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
+from emergence.validation.strategies import log_uniform_floats
 
 
 @pytest.fixture(scope="module")

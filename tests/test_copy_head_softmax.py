@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
-from numerics.kernels.copy_head_scales import copy_head_softmax_scales
-from numerics.kernels.copy_head_softmax import (
+from emergence.numerics.kernels.copy_head_scales import copy_head_softmax_scales
+from emergence.numerics.kernels.copy_head_softmax import (
     softmax_action, softmax_action_M, softmax_action_derivative, softmax_action_second_derivative,
 )
-from theory.copy_head.population import population_action
-from theory.copy_head.softmax import gap, gauge_fixed_copy_cost, logit_gap, others_square_sum, s, t, variance_rate
-from theory.copy_head.symbols import L as L_symbol, P as P_symbol, V as V_symbol, aG, beta, lam, m, n, q, r, sigma2
-from tests.test_copy_head_marginal import shift_matrix
+from emergence.theory.copy_head.population import population_action
+from emergence.theory.copy_head.softmax import gap, gauge_fixed_copy_cost, logit_gap, others_square_sum, s, t, variance_rate
+from emergence.theory.copy_head.symbols import L as L_symbol, P as P_symbol, V as V_symbol, aG, beta, lam, m, n, q, r, sigma2
+from test_copy_head_marginal import shift_matrix
 
 
 @settings(max_examples=8, deadline=None)

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.copy_head.crossover import copy_onset, literal_crossover
-from numerics.copy_head.first_order import coexistence_point, spinodals
-from numerics.copy_head.minimisation import discrete_minima, global_minimum, local_minima
-from numerics.copy_head.precise import coexistence_point_mp, second_order_point_mp
-from numerics.copy_head.second_order import critical_exponent, second_order_point
-from validation.strategies import log_uniform_floats
+from emergence.numerics.copy_head.crossover import copy_onset, literal_crossover
+from emergence.numerics.copy_head.first_order import coexistence_point, spinodals
+from emergence.numerics.copy_head.minimisation import discrete_minima, global_minimum, local_minima
+from emergence.numerics.copy_head.precise import coexistence_point_mp, second_order_point_mp
+from emergence.numerics.copy_head.second_order import critical_exponent, second_order_point
+from emergence.validation.strategies import log_uniform_floats
 
 
 class Landau:

@@ -6,11 +6,11 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.errors import DivergenceError, EmergenceError
-from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch, previous_token_targets
-from validation.copy_task.models import CopyAttentionModel
-from validation.copy_task.training import measure, train_map
+from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch, previous_token_targets
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.training import measure, train_map
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -177,7 +177,7 @@ def test_adam_reaches_the_copy_solution_and_passes_the_filter():
 
 
 def test_divergence_is_a_one_line_error():
-    from validation.copy_task.training import sample_sgld
+    from emergence.validation.copy_task.training import sample_sgld
 
     convention = CopyTaskConvention(architecture="M", attention="linear", normalisation="G")
     batch = copy_task_batch([50], 4, 3, seeds=[0])
@@ -198,8 +198,8 @@ def test_convention_parsing_and_errors():
 
 
 def _dense_marginal_action(model, batch, r):
-    """S_r from the PL x PL log-evidence of the readout (validation.copy_task.exact_marginal), on the direct design."""
-    from validation.copy_task.exact_marginal import dense_log_evidence
+    """S_r from the PL x PL log-evidence of the readout (emergence.validation.copy_task.exact_marginal), on the direct design."""
+    from emergence.validation.copy_task.exact_marginal import dense_log_evidence
 
     X, A, Y = _direct_attention(model, batch, r)
     logit_prior = (model.logit_weights[r] ** 2).sum() / (2 * model.logit_prior_variance)
@@ -238,7 +238,7 @@ def test_posterior_mean_readout_minimises_U_and_the_profile_is_the_marginal_less
 
 def test_adam_on_the_marginal_finds_a_lower_marginal_action_than_the_joint_map():
     """The marginal MAP minimises S(theta); the joint MAP's theta is a feasible point of S, never lower."""
-    from validation.copy_task.training import train_map
+    from emergence.validation.copy_task.training import train_map
 
     L, V = 6, 3
     convention = CopyTaskConvention(architecture="T", attention="softmax")
@@ -256,7 +256,7 @@ def test_adam_on_the_marginal_finds_a_lower_marginal_action_than_the_joint_map()
 
 
 def test_diverging_marginal_training_is_a_one_line_error():
-    from validation.copy_task.training import train_map
+    from emergence.validation.copy_task.training import train_map
 
     convention = CopyTaskConvention(architecture="T", attention="linear", normalisation="G")
     batch = copy_task_batch([30], 4, 3, seeds=[0])

@@ -5,12 +5,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.basis_statistics import basis_statistics, require_dense_memory
-from numerics.corpus import build_corpus, read_documents, split_documents, token_windows
-from numerics.tokenizers import natural_tokens, whitespace_tokens
-from numerics.vocabulary import UNKNOWN_TOKEN, build_vocabulary
-from theory.errors import EmergenceError, InvalidSizeError
-from validation.strategies import text_corpora
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics, require_dense_memory
+from emergence.numerics.corpus.documents import build_corpus, read_documents, split_documents, token_windows
+from emergence.numerics.corpus.tokenizers import natural_tokens, whitespace_tokens
+from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN, build_vocabulary
+from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.validation.strategies import text_corpora
 
 
 def test_natural_tokenizer_examples():

@@ -11,8 +11,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.codegen import Kernel
-from theory.kernel_registry import COMMITTED_KERNELS_DIR, all_kernel_modules, rendered_modules
+from emergence.theory.codegen import Kernel
+from emergence.theory.kernel_registry import COMMITTED_KERNELS_DIR, all_kernel_modules, rendered_modules
 
 MODULES = all_kernel_modules()
 KERNELS = [(m.name, k) for m in MODULES for k in m.kernels]
@@ -21,7 +21,7 @@ KERNELS = [(m.name, k) for m in MODULES for k in m.kernels]
 def test_committed_kernels_equal_a_fresh_regeneration():
     rendered = rendered_modules("xp")
     committed = {p.name: p.read_text(encoding="utf-8") for p in COMMITTED_KERNELS_DIR.glob("*.py") if p.name != "__init__.py"}
-    assert set(committed) == set(rendered), "stale or missing generated modules: run python -m theory.kernel_registry"
+    assert set(committed) == set(rendered), "stale or missing generated modules: run python -m emergence.theory.kernel_registry"
     for filename, text in rendered.items():
         assert committed[filename] == text, f"{filename} differs from its regeneration (never edit generated code by hand)"
 
@@ -39,7 +39,7 @@ def draw_argument(draw, low: float, high: float, kind: str) -> float:
 @given(data=st.data())
 def test_symbolic_generated_and_mpmath_agree(module_name, kernel: Kernel, data):
     point = {name: draw_argument(data.draw, *domain) for name, domain in kernel.domain.items()}
-    generated = importlib.import_module(f"numerics.kernels.{module_name}")
+    generated = importlib.import_module(f"emergence.numerics.kernels.{module_name}")
     context = mpmath.mp.clone()
     context.dps = 50
     arguments = [point[a.name] for a in kernel.arguments]
@@ -86,7 +86,7 @@ def test_generated_hessian_at_a_cancelling_point_is_accurate_to_its_terms():
     point = {"c1": 0.0, "cG": 0.5, "P": 162754.79141900392, "L": 20.085536923187668, "V": 2.718281828459045,
              "s1": 1.0, "sG": 1.0, "lam": 2.718281828459045, "beta": 1.0}
     kernel = next(k for m, k in KERNELS if k.name == "linear_action_hessian")
-    generated = importlib.import_module("numerics.kernels.copy_head_linear")
+    generated = importlib.import_module("emergence.numerics.kernels.copy_head_linear")
     values = generated.linear_action_hessian(*[point[a.name] for a in kernel.arguments])
     substitutions = {a: sp.Float(point[a.name], 60) for a in kernel.arguments}
     for (name, expression), value in zip(kernel.outputs, values):

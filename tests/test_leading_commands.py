@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from emergence.cli import main
-from numerics.basis_statistics import basis_statistics
-from numerics.story_corpus import PLANTED_ASSOCIATIONS
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+from emergence.numerics.corpus.stories import PLANTED_ASSOCIATIONS
 
 TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
 
@@ -139,7 +139,7 @@ def test_bad_input_ends_in_one_line_and_exit_2(argv, message, tmp_path, capsys):
 
 
 def test_too_large_vocabulary_is_refused_before_allocating(monkeypatch, tmp_path, capsys):
-    import numerics.basis_statistics as module
+    import emergence.numerics.leading_terms.basis_statistics as module
 
     monkeypatch.setattr(module, "available_memory_bytes", lambda: 1000)
     assert main(["basis", "synthetic", "--out", str(tmp_path / "b.npz")]) == 2
@@ -147,7 +147,7 @@ def test_too_large_vocabulary_is_refused_before_allocating(monkeypatch, tmp_path
 
 
 def test_statistics_in_the_file_match_a_direct_computation(tmp_path):
-    from numerics.corpus import load_corpus
+    from emergence.numerics.corpus.documents import load_corpus
 
     out = tmp_path / "b.npz"
     assert main(["basis", "synthetic", "--T", "32", "--seed", "5", "--out", str(out)]) == 0

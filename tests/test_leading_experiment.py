@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from validation.leading_terms.experiment import LeadingTermRun, project_off, run_leading_term_validation
+from emergence.validation.leading_terms.experiment import LeadingTermRun, project_off, run_leading_term_validation
 
 TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
 

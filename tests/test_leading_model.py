@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from numerics.basis_statistics import basis_statistics
-from numerics.leading_weights import step_coefficients
-from validation.leading_terms.experiment import frobenius_cosine
-from validation.leading_terms.model import LeadingTermTransformer
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+from emergence.numerics.leading_terms.leading_weights import step_coefficients
+from emergence.validation.leading_terms.experiment import frobenius_cosine
+from emergence.validation.leading_terms.model import LeadingTermTransformer
 
 RATE = 0.01
 

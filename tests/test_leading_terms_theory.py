@@ -9,12 +9,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.kernels import leading_terms as kernels
-from theory.codegen import module_source
-from theory.kernel_registry import COMMITTED_KERNELS_DIR
-from theory.leading_terms import kernel_modules
-from theory.leading_terms.bounds import T, layers, step_limit
-from theory.leading_terms.recursion import eta, k, s, step_coefficients
+from emergence.numerics.kernels import leading_terms as kernels
+from emergence.theory.codegen import module_source
+from emergence.theory.kernel_registry import COMMITTED_KERNELS_DIR
+from emergence.theory.leading_terms import kernel_modules
+from emergence.theory.leading_terms.bounds import T, layers, step_limit
+from emergence.theory.leading_terms.recursion import eta, k, s, step_coefficients
 
 
 def test_summed_recursion_gives_the_papers_binomials():
@@ -95,11 +95,11 @@ def test_kernels_broadcast_over_arrays():
     steps = np.arange(5)
     output, value, key_query = kernels.leading_coefficients(steps, 0.1)
     assert output.shape == value.shape == key_query.shape == (5,)
-    assert importlib.import_module("numerics.kernels.leading_terms").__all__.count("leading_coefficients") == 1
+    assert importlib.import_module("emergence.numerics.kernels.leading_terms").__all__.count("leading_coefficients") == 1
 
 
 def test_one_layer_models_use_the_one_layer_constants_and_window():
-    from numerics.leading_weights import error_bounds, size_conditions, step_limit, within_step_window
+    from emergence.numerics.leading_terms.leading_weights import error_bounds, size_conditions, step_limit, within_step_window
 
     one, two = error_bounds(2, 0.1, 64, layers=1), error_bounds(2, 0.1, 64, layers=2)
     assert float(one["V"]) == pytest.approx(4 * 8e-3) and float(two["V"]) == pytest.approx(12 * 8e-3)

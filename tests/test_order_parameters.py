@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from numerics.order_parameters import (
+from emergence.numerics.order_parameters import (
     copy_order_parameters,
     cyclic_shift,
     open_shift,
     symmetric_part,
 )
-from theory.errors import InvalidSizeError
+from emergence.theory.errors import InvalidSizeError
 
 sizes = st.integers(min_value=2, max_value=12)
 

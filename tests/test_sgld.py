@@ -8,8 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validation.samplers.diagnostics import effective_sample_size, mean_and_standard_error
-from validation.samplers.sgld import SGLD
+from emergence.validation.samplers.diagnostics import effective_sample_size, mean_and_standard_error
+from emergence.validation.samplers.sgld import SGLD
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -11,12 +11,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch
-from validation.copy_task.exact_marginal import marginal_action, marginal_action_dense, posterior_expectations
-from validation.copy_task.models import CopyAttentionModel
-from validation.copy_task.training import sample_sgld
-from validation.samplers.diagnostics import mean_and_standard_error
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.exact_marginal import marginal_action, marginal_action_dense, posterior_expectations
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.training import sample_sgld
+from emergence.validation.samplers.diagnostics import mean_and_standard_error
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

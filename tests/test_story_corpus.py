@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from numerics.associations import top_associations
-from numerics.basis_statistics import basis_statistics
-from numerics.corpus import load_corpus
-from numerics.story_corpus import ANIMAL_HABITATS, PLANTED_ASSOCIATIONS, story_corpus
+from emergence.numerics.leading_terms.associations import top_associations
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+from emergence.numerics.corpus.documents import load_corpus
+from emergence.numerics.corpus.stories import ANIMAL_HABITATS, PLANTED_ASSOCIATIONS, story_corpus
 
 
 def test_story_corpus_is_deterministic_and_seeded():

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from validation.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_key, run_sweep
+from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_key, run_sweep
 
 CALLS = []
 

@@ -6,7 +6,7 @@ import pytest
 
 from emergence.cli import main
 from emergence.commands.validate_copy_head import parse_P_grid
-from theory.errors import EmergenceError
+from emergence.theory.errors import EmergenceError
 
 
 def test_command_writes_report_plot_and_resumes(tmp_path, capsys):
@@ -53,7 +53,7 @@ def test_P_grid_parsing():
 
 def test_agreement_with_a_stand_in_theory(tmp_path, monkeypatch):
     """The command's comparison path, with a stand-in phase diagram in place of the theory."""
-    import validation.copy_task.predictions as predictions
+    import emergence.validation.copy_task.predictions as predictions
 
     def stand_in(attention, L, V, convention, P_grid):
         return {"attention": attention, "L": L, "V": V, "convention": convention.as_dict(), "P": list(P_grid),
@@ -76,7 +76,7 @@ def test_agreement_with_a_stand_in_theory(tmp_path, monkeypatch):
 
 
 def test_measured_linear_transitions():
-    from validation.copy_task.analysis import measured_transitions
+    from emergence.validation.copy_task.analysis import measured_transitions
 
     P = [10, 20, 40, 80, 160]
     transitions = measured_transitions("linear", P, {"c1": [0, 0.0, 0.3, 0.5, 0.5], "cG": [0, 0, 0.01, 0.05, 0.6]})
@@ -85,7 +85,7 @@ def test_measured_linear_transitions():
 
 
 def test_a_drift_of_the_order_parameters_is_no_transition():
-    from validation.copy_task.analysis import measured_transitions
+    from emergence.validation.copy_task.analysis import measured_transitions
 
     P = [208, 309, 500, 1014]
     # SGLD at L = 32: a_G creeps from 0.032 to 0.036 with no jump
@@ -98,10 +98,10 @@ def test_prediction_is_the_phase_diagram_at_the_runs_convention():
     """The validation's theory curve is exactly `emergence phase-diagram` at the same convention and grid."""
     import numpy as np
 
-    from numerics.copy_head.phase_diagram import phase_diagram
-    from numerics.copy_head.reduced_action import reduced_action
-    from validation.copy_task.config import CopyTaskConvention
-    from validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.numerics.copy_head.phase_diagram import phase_diagram
+    from emergence.numerics.copy_head.reduced_action import reduced_action
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     convention = CopyTaskConvention(attention="softmax")
     grid = np.geomspace(10, 1e5, 60)
@@ -113,7 +113,7 @@ def test_prediction_is_the_phase_diagram_at_the_runs_convention():
 
 
 def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
-    from validation.copy_task.analysis import hysteresis
+    from emergence.validation.copy_task.analysis import hysteresis
 
     def measured(bistable, settled):
         return {"P": [50, 120, 150, 300], "bistable_fraction": bistable, "all_converged_fraction": settled}

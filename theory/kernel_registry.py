@@ -5,7 +5,7 @@ list[KernelModule]`` and is named in :data:`KERNEL_SOURCES`.  The committed copi
 in ``numerics/kernels/`` (the ``xp`` form, so nothing at run time needs SymPy); a test
 regenerates them and fails on any difference.
 
-Run ``python -m theory.kernel_registry`` to rewrite the committed copies.
+Run ``python -m emergence.theory.kernel_registry`` to rewrite the committed copies.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from theory.codegen import Backend, KernelModule, module_source
+from emergence.theory.codegen import Backend, KernelModule, module_source
 
 KERNEL_SOURCES: tuple[str, ...] = (
-    "theory.leading_terms",
-    "theory.copy_head.kernels",
+    "emergence.theory.leading_terms",
+    "emergence.theory.copy_head.kernels",
 )
 """Dotted names of the theory modules that define ``kernel_modules()``."""
 

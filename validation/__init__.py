@@ -1,5 +1,5 @@
 """Validation layer: torch models, samplers, experiments, sweeps, and the testing kit.
 
-:mod:`validation.strategies` is the public Hypothesis kit; :mod:`validation.golden` stores
+:mod:`emergence.validation.strategies` is the public Hypothesis kit; :mod:`emergence.validation.golden` stores
 and re-checks the project's headline numbers.
 """

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import mpmath
 
-from numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_landau, linear_second_order_point
-from numerics.kernels.copy_head_scales import copy_head_scales, copy_head_softmax_scales
-from numerics.kernels.copy_head_softmax import (
+from emergence.numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_landau, linear_second_order_point
+from emergence.numerics.kernels.copy_head_scales import copy_head_scales, copy_head_softmax_scales
+from emergence.numerics.kernels.copy_head_softmax import (
     softmax_action_derivative_mp, softmax_action_mp, softmax_action_second_derivative_mp,
 )
-from validation.golden import HeadlineNumber
+from emergence.validation.golden import HeadlineNumber
 
 REFERENCE_L, REFERENCE_V = 256, 16
 DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, beta0, d, e
@@ -26,7 +26,7 @@ def _ell(L, ctx):
 def softmax_coexistence(L: int, V: int, dps: int = 50) -> dict[str, mpmath.mpf]:
     """P* where the uniform and copy minima of the model-T softmax action (defaults) have equal action.
 
-    Starts from the dominant-balance estimate of :mod:`theory.copy_head.asymptotics`
+    Starts from the dominant-balance estimate of :mod:`emergence.theory.copy_head.asymptotics`
     (a* = sqrt((ell - 1)/L)); fails (mpmath raises) when the two minima merge, i.e. for small L.
     Returns ``P_star``, ``a_uniform``, ``a_copy`` and the ``balance`` estimate.
     """

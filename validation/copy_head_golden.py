@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from validation.golden import HeadlineNumber
+from emergence.validation.golden import HeadlineNumber
 
 L_REFERENCE, V_REFERENCE = 256, 16
 
@@ -19,8 +19,8 @@ L_REFERENCE, V_REFERENCE = 256, 16
 @lru_cache(maxsize=None)
 def reference_transitions(attention: str) -> dict:
     """Transitions of the model-T phase diagram at the reference point."""
-    from numerics.copy_head.phase_diagram import phase_diagram
-    from numerics.copy_head.reduced_action import reduced_action
+    from emergence.numerics.copy_head.phase_diagram import phase_diagram
+    from emergence.numerics.copy_head.reduced_action import reduced_action
 
     grid = np.geomspace(10.0, 1e7, 400) if attention == "linear" else np.geomspace(1e3, 1e5, 400)
     return phase_diagram(reduced_action(attention, L_REFERENCE, V_REFERENCE), grid).transitions

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from numerics.io import read_json, write_json_atomic
+from emergence.numerics.io import read_json, write_json_atomic
 
 BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 
 GOLDEN_SOURCES: tuple[str, ...] = (
-    "validation.leading_terms.golden",
-    "validation.copy_head_golden",
-    "validation.copy_head_derivation_golden",
+    "emergence.validation.leading_terms.golden",
+    "emergence.validation.copy_head_golden",
+    "emergence.validation.copy_head_derivation_golden",
 )
 """Dotted names of modules that define ``headline_numbers()``."""
 

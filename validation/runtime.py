@@ -5,14 +5,14 @@
 >>> resolve_device("tpu")
 Traceback (most recent call last):
 ...
-theory.errors.EmergenceError: unknown device 'tpu'; choose cpu or cuda
+emergence.theory.errors.EmergenceError: unknown device 'tpu'; choose cpu or cuda
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from theory.errors import EmergenceError
+from emergence.theory.errors import EmergenceError
 
 
 def resolve_device(device: str | None) -> str:

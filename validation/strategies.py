@@ -17,7 +17,7 @@ Attention matrices come in the two families the theory uses: row-stochastic (sof
 unconstrained real (linear), each of shape ``(L, L)``.
 
 For the leading-term theory: random token corpora ``(sequences, V)``, Markov chains with
-known statistics (:mod:`numerics.markov_corpus`) and UTF-8 text with document separators.
+known statistics (:mod:`emergence.numerics.corpus.markov`) and UTF-8 text with document separators.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from numerics.markov_corpus import MarkovChain, markov_chain
+from emergence.numerics.corpus.markov import MarkovChain, markov_chain
 
 
 def log_uniform_integers(low: int, high: int) -> st.SearchStrategy[int]:
@@ -135,12 +135,12 @@ def text_corpora(draw, max_documents: int = 6, max_words: int = 30) -> str:
 
 @st.composite
 def conventions(draw, architectures: tuple[str, ...] = ("T", "M")):
-    r"""Copy-head :class:`~theory.copy_head.conventions.Convention` values over the knobs' useful ranges.
+    r"""Copy-head :class:`~emergence.theory.copy_head.conventions.Convention` values over the knobs' useful ranges.
 
     Scales log-uniform in [0.1, 10]; exponents a in [0, 3], c in [0, 2], d in [0, 2], e in [0, 1];
     every discrete choice (architecture, normalisation, shift, targets) drawn.
     """
-    from theory.copy_head.conventions import Convention
+    from emergence.theory.copy_head.conventions import Convention
 
     return Convention(
         architecture=draw(st.sampled_from(architectures)),

@@ -31,8 +31,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
-from validation.runtime import torch_threads
+from emergence.numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+from emergence.validation.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
 

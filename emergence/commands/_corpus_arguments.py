@@ -38,9 +38,9 @@ def corpus_config(args) -> dict:
 
 def corpus_and_statistics(args, include_interchangeability: bool = True):
     """Load the corpus the options describe and compute its basis statistics (NumPy arrays)."""
-    from numerics.backend import array_module, to_numpy
-    from numerics.basis_statistics import BasisStatistics, basis_statistics
-    from numerics.corpus import load_corpus
+    from emergence.numerics.backend import array_module, to_numpy
+    from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
+    from emergence.numerics.corpus.documents import load_corpus
 
     xp = array_module(args.backend)
     corpus = load_corpus(

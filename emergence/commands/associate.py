@@ -25,8 +25,8 @@ def add_arguments(parser):
 
 
 def _query_tokens(args) -> list[str]:
-    from numerics.tokenizers import tokenizer
-    from theory.errors import EmergenceError
+    from emergence.numerics.corpus.tokenizers import tokenizer
+    from emergence.theory.errors import EmergenceError
 
     split = tokenizer(args.tokenizer)
     tokens = []
@@ -41,9 +41,9 @@ def _query_tokens(args) -> list[str]:
 def run(args) -> int:
     import sys
 
-    from numerics.associations import ASSOCIATION_KINDS, top_association_scores
-    from numerics.io import provenance, to_json_text, write_json_atomic
-    from theory.errors import InvalidSizeError
+    from emergence.numerics.leading_terms.associations import ASSOCIATION_KINDS, top_association_scores
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.theory.errors import InvalidSizeError
 
     if args.top < 1:
         raise InvalidSizeError(f"--top must be at least 1, got {args.top}")

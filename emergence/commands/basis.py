@@ -23,7 +23,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import numpy as np
 
-    from numerics.io import provenance, to_json_text, write_npz_atomic
+    from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
 
     corpus, stats = corpus_and_statistics(args)
     record = provenance(corpus_config(args), args.seed if args.corpus == "synthetic" else None)

@@ -18,12 +18,26 @@ def add_arguments(parser):
     parser.add_argument("--only", metavar="NAME", help="run only the benchmark modules whose name contains NAME")
 
 
+def _import_benchmarks():
+    """The ``benchmarks`` package of the source checkout this engine runs from (it is not installed)."""
+    from pathlib import Path
+
+    from emergence.theory.errors import EmergenceError
+
+    checkout = Path(__file__).resolve().parents[2]
+    if not (checkout / "benchmarks" / "__init__.py").is_file():
+        raise EmergenceError("emergence bench runs from a source checkout (pip install -e .): benchmarks/ is not installed")
+    if str(checkout) not in sys.path:
+        sys.path.insert(0, str(checkout))
+
+
 def run(args) -> int:
     import importlib
 
+    _import_benchmarks()
     from benchmarks import BENCHMARK_MODULES
     from benchmarks.harness import format_table
-    from numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
 
     records = []
     for dotted in BENCHMARK_MODULES:

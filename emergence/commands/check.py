@@ -15,7 +15,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from validation.golden import compare_with_baseline, headline_numbers, write_baseline
+    from emergence.validation.golden import compare_with_baseline, headline_numbers, write_baseline
 
     comparisons = compare_with_baseline(headline_numbers())
     if args.update:

@@ -26,8 +26,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from theory.copy_head.steps import derivation_steps
-    from theory.derivation_steps import render_json, render_latex, render_text
+    from emergence.theory.copy_head.steps import derivation_steps
+    from emergence.theory.derivation_steps import render_json, render_latex, render_text
 
     steps = derivation_steps(args.attention, args.architecture)
     if args.format == "json":

@@ -19,11 +19,11 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from numerics.io import atomic_path, ensure_writable_directory
-    from theory.codegen import BACKENDS
-    from theory.errors import EmergenceError
-    from theory.kernel_registry import all_kernel_modules
-    from theory.kernel_export import export_readme, exported_sources
+    from emergence.numerics.io import atomic_path, ensure_writable_directory
+    from emergence.theory.codegen import BACKENDS
+    from emergence.theory.errors import EmergenceError
+    from emergence.theory.kernel_registry import all_kernel_modules
+    from emergence.theory.kernel_export import export_readme, exported_sources
 
     if args.backend not in BACKENDS:
         raise EmergenceError(f"unknown backend {args.backend!r}; choose {' or '.join(BACKENDS)}")

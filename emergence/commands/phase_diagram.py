@@ -27,10 +27,10 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from emergence.commands.plotting import plot_phase_diagram
-    from numerics.copy_head.phase_diagram import check_grid, phase_diagram
-    from numerics.copy_head.reduced_action import reduced_action
-    from numerics.io import atomic_path, provenance, to_json_text, write_json_atomic
-    from theory.copy_head.conventions import Convention
+    from emergence.numerics.copy_head.phase_diagram import check_grid, phase_diagram
+    from emergence.numerics.copy_head.reduced_action import reduced_action
+    from emergence.numerics.io import atomic_path, provenance, to_json_text, write_json_atomic
+    from emergence.theory.copy_head.conventions import Convention
 
     convention = Convention.parse(args.convention)
     grid = check_grid(args.P_min, args.P_max, args.points)

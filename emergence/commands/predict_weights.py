@@ -28,8 +28,8 @@ def add_arguments(parser):
 def run(args) -> int:
     import numpy as np
 
-    from numerics.io import provenance, to_json_text, write_npz_atomic
-    from numerics.leading_weights import (
+    from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
+    from emergence.numerics.leading_terms.leading_weights import (
         error_bounds,
         predicted_weights,
         size_conditions,

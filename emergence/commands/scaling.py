@@ -22,9 +22,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from numerics.copy_head.scaling import scaling_report
-    from numerics.io import provenance, to_json_text, write_json_atomic
-    from theory.copy_head.conventions import Convention
+    from emergence.numerics.copy_head.scaling import scaling_report
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.theory.copy_head.conventions import Convention
 
     convention = Convention.parse(args.convention)
     report = scaling_report(args.claim, convention, dps=args.dps, fast=args.quick,
@@ -62,22 +62,22 @@ def derived_reference(claim: str, convention):
     """The engine's derived large-size form of the transition, where theory/copy_head has one.
 
     softmax-first-order: the dominant balance P* = L V ell^3 / (beta0 sG (V-1)(ell-1)),
-    ell = 1 - W_{-1}(-2e^2/L)/2 (theory.copy_head.asymptotics), for beta = beta0/L and an
+    ell = 1 - W_{-1}(-2e^2/L)/2 (emergence.theory.copy_head.asymptotics), for beta = beta0/L and an
     L-independent logit variance (a = 0); its law constant lim leading/(L ln^2 L) by SymPy.
-    linear-second-order: the kernel's closed-form P1 with lim P1/V^2 from theory.copy_head.landau
+    linear-second-order: the kernel's closed-form P1 with lim P1/V^2 from emergence.theory.copy_head.landau
     (model T scalings a = 0, d = 1, e = 0, beta0 = 1).  Otherwise None (the kernel forms are used).
     """
     import sympy as sp
 
-    from numerics.copy_head.reduced_action import generated_kernels, model_scales_mp
-    from numerics.copy_head.scaling import CLAIMS, Reference, kernel_reference
+    from emergence.numerics.copy_head.reduced_action import generated_kernels, model_scales_mp
+    from emergence.numerics.copy_head.scaling import CLAIMS, Reference, kernel_reference
 
     model_t = convention.architecture == "T" and convention.a == 0 and convention.d == 1 and convention.e == 0
     if not model_t:
         return None
     kernels = generated_kernels()
     if claim == "softmax-first-order":
-        from theory.copy_head.asymptotics import ell_of_L, leading_P_star
+        from emergence.theory.copy_head.asymptotics import ell_of_L, leading_P_star
 
         forms = leading_P_star()
         symbols = {s.name: s for s in forms["balance"].free_symbols | forms["leading"].free_symbols}
@@ -97,7 +97,7 @@ def derived_reference(claim: str, convention):
         return Reference("L*V*ell**3/(beta0*sG*(V - 1)*(ell - 1)), ell = 1 - LambertW(-2*exp(2)/L, -1)/2",
                          value, True, float(constant))
     if claim == "linear-second-order" and convention.beta0 == 1 and convention.normalisation == "G/L":
-        from theory.copy_head.landau import leading_second_order_point
+        from emergence.theory.copy_head.landau import leading_second_order_point
 
         coefficient = leading_second_order_point()["coefficient_of_V2"]
         values = {s: v for s in coefficient.free_symbols

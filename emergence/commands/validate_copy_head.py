@@ -47,7 +47,7 @@ def parse_P_grid(text: str) -> list[int]:
     """``"10,20,40"`` or ``"geom:LOW:HIGH:POINTS"`` (rounded, deduplicated) as sorted ints."""
     import numpy as np
 
-    from theory.errors import EmergenceError
+    from emergence.theory.errors import EmergenceError
 
     try:
         if text.startswith("geom:"):
@@ -69,14 +69,14 @@ def run(args) -> int:
     import tempfile
     from functools import partial
 
-    from numerics.io import provenance, to_json_text, write_json_atomic
-    from theory.errors import EmergenceError, InvalidSizeError
-    from validation.copy_task.analysis import agreement, measured_curves
-    from validation.copy_task.config import CopyTaskConvention
-    from validation.copy_task.experiment import point_config, run_copy_point
-    from validation.runtime import resolve_device
-    from validation.copy_task.predictions import predicted_phase_diagram
-    from validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.theory.errors import EmergenceError, InvalidSizeError
+    from emergence.validation.copy_task.analysis import agreement, measured_curves
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.experiment import point_config, run_copy_point
+    from emergence.validation.runtime import resolve_device
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 
     if args.L < 2 or args.V < 2:
         raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={args.L}, V={args.V}")
@@ -119,7 +119,7 @@ def run(args) -> int:
         "provenance": provenance(json.loads(to_json_text(configs[0])) | {"P_grid": grid, "device": device}, args.seed),
     }
     if args.plot:
-        from validation.copy_task.plot import plot_copy_head
+        from emergence.validation.copy_task.plot import plot_copy_head
 
         plot_copy_head(args.plot, measured, predicted,
                        f"copy head, {args.attention} attention, {args.optimizer} ({args.objective}), L={args.L}, V={args.V}, "

@@ -43,9 +43,9 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from numerics.io import provenance, to_json_text, write_json_atomic
-    from validation.leading_terms.experiment import LeadingTermRun, plot_cosines, run_leading_term_validation
-    from validation.runtime import resolve_device
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.validation.leading_terms.experiment import LeadingTermRun, plot_cosines, run_leading_term_validation
+    from emergence.validation.runtime import resolve_device
 
     config = LeadingTermRun(
         corpus=args.corpus,
@@ -97,7 +97,7 @@ def run(args) -> int:
         if args.json is not None:
             print(f"wrote {args.json}")
     if args.plot is not None:
-        from numerics.io import atomic_path
+        from emergence.numerics.io import atomic_path
 
         with atomic_path(Path(args.plot)) as temporary:
             plot_cosines(result, temporary, image_format=Path(args.plot).suffix.lstrip(".") or "png")

@@ -5,7 +5,7 @@ measured at the fast sizes of :mod:`.scaling` (``dps`` digits) and the verdict r
 linear attention the literal crossover (first :math:`c_G = c_1`) is measured too (float64), so
 that both crossover definitions can be compared.  :func:`markdown_table` prints the table
 of ``docs/copy_head_scaling.md``; regenerate it with
-``python -m numerics.copy_head.convention_study``.
+``python -m emergence.numerics.copy_head.convention_study``.
 
 Conventions the solvers do not support (softmax attention of architecture M, centred
 targets, open shift) are listed as such rather than silently skipped.
@@ -17,12 +17,12 @@ import math
 
 import numpy as np
 
-from numerics.copy_head.crossover import literal_crossover
-from numerics.copy_head.minimisation import local_minima
-from numerics.copy_head.reduced_action import reduced_action
-from numerics.copy_head.scaling import CLAIMS, scaling_report
-from theory.copy_head.conventions import Convention
-from theory.errors import EmergenceError
+from emergence.numerics.copy_head.crossover import literal_crossover
+from emergence.numerics.copy_head.minimisation import local_minima
+from emergence.numerics.copy_head.reduced_action import reduced_action
+from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
+from emergence.theory.copy_head.conventions import Convention
+from emergence.theory.errors import EmergenceError
 
 STUDIED_CONVENTIONS: dict[str, str] = {
     "T (default)": "",

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from numerics.copy_head.minimisation import newton_polish
+from emergence.numerics.copy_head.minimisation import newton_polish
 
 LOG_STEP = 1e-4
 """Step in :math:`\\ln P` of the central difference of :math:`c_G`."""

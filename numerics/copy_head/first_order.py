@@ -19,7 +19,7 @@ A tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` has :math:`P^\ast = 2` a
 at :math:`P = 2 \mp 8/(3\sqrt3)`:
 
 >>> import numpy as np
->>> from numerics.copy_head.minimisation import local_minima
+>>> from emergence.numerics.copy_head.minimisation import local_minima
 >>> class DoubleWell:
 ...     bounds = np.array([[-2.0, 2.0]])
 ...     def canonical(self, y): return y
@@ -41,8 +41,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from numerics.copy_head.crossover import branch_point
-from numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
+from emergence.numerics.copy_head.crossover import branch_point
+from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

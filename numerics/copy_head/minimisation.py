@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.errors import DivergenceError
+from emergence.theory.errors import DivergenceError
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ runs in a local context ``mpmath.mp.clone()``; the global precision is never cha
   raises the working precision for the difference quotient).
 - :func:`literal_crossover_mp`: root of :math:`c_G - c_1`.
 
-A failure to bracket within ten widenings raises :class:`~theory.errors.DivergenceError`.
+A failure to bracket within ten widenings raises :class:`~emergence.theory.errors.DivergenceError`.
 
 >>> ctx = context(30)
 >>> root = bracketed_root(ctx, lambda x: x**2 - 2, 1.41421356)
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import mpmath
 
-from theory.errors import DivergenceError
+from emergence.theory.errors import DivergenceError
 
 
 def context(dps: int = 50):

@@ -34,7 +34,7 @@ import types
 
 import numpy as np
 
-from theory.errors import EmergenceError, InvalidSizeError
+from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
 
@@ -43,19 +43,19 @@ def generated_kernels() -> types.SimpleNamespace:
     """The generated copy-head kernel modules as ``.scales``, ``.linear``, ``.softmax``."""
     try:
         return types.SimpleNamespace(
-            scales=importlib.import_module("numerics.kernels.copy_head_scales"),
-            linear=importlib.import_module("numerics.kernels.copy_head_linear"),
-            softmax=importlib.import_module("numerics.kernels.copy_head_softmax"),
+            scales=importlib.import_module("emergence.numerics.kernels.copy_head_scales"),
+            linear=importlib.import_module("emergence.numerics.kernels.copy_head_linear"),
+            softmax=importlib.import_module("emergence.numerics.kernels.copy_head_softmax"),
         )
     except ImportError as error:
         raise EmergenceError(
-            f"copy-head kernels are missing ({error}); run `python -m theory.kernel_registry`"
+            f"copy-head kernels are missing ({error}); run `python -m emergence.theory.kernel_registry`"
         ) from None
 
 
 def default_convention():
-    """The default model (model T) of :mod:`theory.copy_head.conventions`."""
-    from theory.copy_head.conventions import DEFAULT_CONVENTION
+    """The default model (model T) of :mod:`emergence.theory.copy_head.conventions`."""
+    from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION
 
     return DEFAULT_CONVENTION
 

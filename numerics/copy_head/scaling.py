@@ -13,7 +13,7 @@ claim                     transition                  law                       
 
 At each size the transition is located in float64 on a logarithmic ``P`` window around the
 law (:mod:`.phase_diagram` machinery) and refined to ``dps`` digits (:mod:`.precise`); then
-:func:`numerics.asymptotics.scaling_check` gives ratios, local exponents, the sub-leading
+:func:`emergence.numerics.asymptotics.scaling_check` gives ratios, local exponents, the sub-leading
 fit and the verdict.  The laws are the paper's claims (input), not derived results.
 
 The crossover sweeps stay at :math:`L/V \le 256`: beyond, the copy mode of model T switches on
@@ -29,24 +29,24 @@ from typing import Callable
 
 import numpy as np
 
-from numerics.asymptotics import local_exponents, scaling_check
-from numerics.copy_head.crossover import branch_point, copy_onset
-from numerics.copy_head.first_order import coexistence_point, coexisting_branches
-from numerics.copy_head.minimisation import local_minima
-from numerics.copy_head.precise import (
+from emergence.numerics.asymptotics import local_exponents, scaling_check
+from emergence.numerics.copy_head.crossover import branch_point, copy_onset
+from emergence.numerics.copy_head.first_order import coexistence_point, coexisting_branches
+from emergence.numerics.copy_head.minimisation import local_minima
+from emergence.numerics.copy_head.precise import (
     coexistence_point_mp,
     context,
     copy_onset_mp,
     second_order_point_mp,
 )
-from numerics.copy_head.reduced_action import (
+from emergence.numerics.copy_head.reduced_action import (
     default_convention,
     generated_kernels,
     model_scales_mp,
     reduced_action,
 )
-from numerics.copy_head.second_order import second_order_point
-from theory.errors import DivergenceError, EmergenceError
+from emergence.numerics.copy_head.second_order import second_order_point
+from emergence.theory.errors import DivergenceError, EmergenceError
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
 
     ``sizes`` lists ``{"L", "V", "sweep"}``; ``local_exponent``, ``ratio`` and ``fit`` are keyed
     by the swept variable; ``holds`` is true when every sweep passes
-    :func:`numerics.asymptotics.scaling_check` and, where an asymptotic ``reference`` is
+    :func:`emergence.numerics.asymptotics.scaling_check` and, where an asymptotic ``reference`` is
     known (default: the kernels' closed forms, :func:`kernel_reference`), the measurement is
     within :data:`REFERENCE_TOLERANCE` of it at the largest size and its ``law_constant``
     (when given) is finite and positive.  ``fit[variable]["reference"]`` holds the comparison.

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from numerics.copy_head.minimisation import global_minimum
+from emergence.numerics.copy_head.minimisation import global_minimum
 
 
 def symmetric_curvature(action, P) -> np.ndarray:

@@ -32,8 +32,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.softmax import softmax_reduced_action
-from theory.copy_head.symbols import L, P, V, aG, beta, lam, sG
+from emergence.theory.copy_head.softmax import softmax_reduced_action
+from emergence.theory.copy_head.symbols import L, P, V, aG, beta, lam, sG
 
 x, Pi, beta0_, ell = sp.symbols("x Pi beta0 ell", positive=True)
 

@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.population import population_action
-from theory.copy_head.symbols import L, c1, cG, m, n, q, r
+from emergence.theory.copy_head.population import population_action
+from emergence.theory.copy_head.symbols import L, c1, cG, m, n, q, r
 
 R_row, R_bulk = sp.symbols("R_row R_bulk", positive=True)
 s_A = sp.Symbol("s", positive=True)

@@ -26,8 +26,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.landau import copy_direction_curvature, symmetric_point_hessian
-from theory.copy_head.symbols import L, P, V, beta, lam, s1, sG
+from emergence.theory.copy_head.landau import copy_direction_curvature, symmetric_point_hessian
+from emergence.theory.copy_head.symbols import L, P, V, beta, lam, s1, sG
 
 zeta = sp.Symbol("zeta", positive=True)
 y = sp.Symbol("y", positive=True)

@@ -16,14 +16,14 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.codegen import Kernel, KernelModule
-from theory.copy_head.bulk import R_bulk, R_row, linear_reduced_action_M, s_A
-from theory.copy_head.landau import copy_mode_onset, landau_coefficients, second_order_point
-from theory.copy_head.loss import linear_losses, softmax_losses
-from theory.copy_head.model import SCALE_LAWS
-from theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action
-from theory.copy_head.softmax import s, softmax_reduced_action, softmax_reduced_action_M, t
-from theory.copy_head.symbols import (
+from emergence.theory.codegen import Kernel, KernelModule
+from emergence.theory.copy_head.bulk import R_bulk, R_row, linear_reduced_action_M, s_A
+from emergence.theory.copy_head.landau import copy_mode_onset, landau_coefficients, second_order_point
+from emergence.theory.copy_head.loss import linear_losses, softmax_losses
+from emergence.theory.copy_head.model import SCALE_LAWS
+from emergence.theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action
+from emergence.theory.copy_head.softmax import s, softmax_reduced_action, softmax_reduced_action_M, t
+from emergence.theory.copy_head.symbols import (
     L, P, V, a, aG, beta, beta0, c, c1, cG, d, e, lam, s1, sG, sigma2, sigma_G2, sigma_W2,
 )
 
@@ -90,7 +90,7 @@ def scales_module() -> KernelModule:
                 (("s", _with_laws(general_M["sG"])), ("lam", lam_law), ("beta", beta_law)),
                 "Architecture M, softmax attention: entry variance of the positional logits."),
     )
-    return KernelModule("copy_head_scales", "theory.copy_head.order_parameters", kernels)
+    return KernelModule("copy_head_scales", "emergence.theory.copy_head.order_parameters", kernels)
 
 
 @lru_cache(maxsize=None)
@@ -133,7 +133,7 @@ def linear_module() -> KernelModule:
                 "Model M with its bulk: S(c1, cG, R_row, R_bulk) (isotropic entry variance s of A, entropy "
                 "of the row-sum part and of the bulk), and its gradient."),
     )
-    return KernelModule("copy_head_linear", "theory.copy_head.landau", kernels)
+    return KernelModule("copy_head_linear", "emergence.theory.copy_head.landau", kernels)
 
 
 @lru_cache(maxsize=None)
@@ -160,7 +160,7 @@ def softmax_module() -> KernelModule:
                 "S_soft(aG, t), architecture M (per-row pushforward with the others' variance t), "
                 "and its gradient."),
     )
-    return KernelModule("copy_head_softmax", "theory.copy_head.softmax", kernels)
+    return KernelModule("copy_head_softmax", "emergence.theory.copy_head.softmax", kernels)
 
 
 def kernel_modules() -> list[KernelModule]:

@@ -18,8 +18,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.order_parameters import linear_reduced_action
-from theory.copy_head.symbols import L, P, V, beta, c1, cG, lam, s1, sG, sigma2
+from emergence.theory.copy_head.order_parameters import linear_reduced_action
+from emergence.theory.copy_head.symbols import L, P, V, beta, c1, cG, lam, s1, sG, sigma2
 
 tau = sp.Symbol("tau", positive=True)
 """tau = c1**2 along the line cG = alpha c1."""

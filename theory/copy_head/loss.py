@@ -22,12 +22,12 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.order_parameters import linear_pattern
-from theory.copy_head.patterns import attention_invariants
-from theory.copy_head.population import population_moments
-from theory.copy_head.softmax import softmax_pattern
-from theory.copy_head.symbols import L, P, V, beta, lam, m, n, q, r
-from theory.copy_head.token_algebra import TokenMatrix
+from emergence.theory.copy_head.order_parameters import linear_pattern
+from emergence.theory.copy_head.patterns import attention_invariants
+from emergence.theory.copy_head.population import population_moments
+from emergence.theory.copy_head.softmax import softmax_pattern
+from emergence.theory.copy_head.symbols import L, P, V, beta, lam, m, n, q, r
+from emergence.theory.copy_head.token_algebra import TokenMatrix
 
 
 def _squared_error(moments: dict[str, TokenMatrix], readout: TokenMatrix) -> sp.Expr:

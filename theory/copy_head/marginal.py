@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.symbols import V, beta, lam
+from emergence.theory.copy_head.symbols import V, beta, lam
 
 N = sp.Symbol("N", positive=True, integer=True)
 """Number of stacked rows, N = P L."""

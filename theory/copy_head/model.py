@@ -15,7 +15,7 @@ Priors :math:`\sigma^2 = \sigma_G^2 L^{-a}`, :math:`W_{uv}\sim\mathcal N(0,\lamb
 :math:`\lambda = \sigma_W^2 V^{-c}`; Gibbs likelihood
 :math:`\exp[-\tfrac\beta2\sum_\mu\|Y^\mu - A^\mu X^\mu W\|_F^2]`, :math:`\beta = \beta_0 L^{-d}V^{-e}`.
 
->>> from theory.copy_head.conventions import Convention
+>>> from emergence.theory.copy_head.conventions import Convention
 >>> convention_scales(Convention())
 {'sigma2': 1, 'lam': 1, 'beta': 1/L}
 """
@@ -26,8 +26,8 @@ from fractions import Fraction
 
 import sympy as sp
 
-from theory.copy_head.conventions import Convention
-from theory.copy_head.symbols import L, V, a, beta0, c, d, e, sigma_G2, sigma_W2
+from emergence.theory.copy_head.conventions import Convention
+from emergence.theory.copy_head.symbols import L, V, a, beta0, c, d, e, sigma_G2, sigma_W2
 
 ARCHITECTURES = ("T", "M")
 ATTENTIONS = ("linear", "softmax")

@@ -25,9 +25,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.patterns import Pattern, attention_invariants, shift_entries, two_sided_quadratic_form
-from theory.copy_head.population import population_action
-from theory.copy_head.symbols import L, V, c1, cG, m, n, q, r, s1, sG, sigma2, u
+from emergence.theory.copy_head.patterns import Pattern, attention_invariants, shift_entries, two_sided_quadratic_form
+from emergence.theory.copy_head.population import population_action
+from emergence.theory.copy_head.symbols import L, V, c1, cG, m, n, q, r, s1, sG, sigma2, u
 
 J_LEFT, J_RIGHT = sp.symbols("J_left J_right", positive=True)
 """Left and right multiplication by J = 11^T (commuting operators on L x L matrices)."""

@@ -12,10 +12,10 @@ One-hot moments.  A token :math:`x = e_u` with u uniform on V values has
 
 The readout Gram matrices of step 1 are sums over P sequences; replacing each by P times its
 expectation (self-averaging, valid for PL >> V; the fluctuation corrections are dropped)
-and evaluating the step-1 action in :class:`~theory.copy_head.token_algebra.TokenMatrix`
+and evaluating the step-1 action in :class:`~emergence.theory.copy_head.token_algebra.TokenMatrix`
 gives the population action as a function of the four invariants q, m, r, n of A.
 
->>> from theory.copy_head.symbols import V
+>>> from emergence.theory.copy_head.symbols import V
 >>> second, outer = one_hot_moments()
 >>> second.identity_and_ones(V), outer.identity_and_ones(V)
 ((1/V, 0), (0, V**(-2)))
@@ -27,10 +27,10 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.marginal import B, C, D, readout_marginal
-from theory.copy_head.patterns import shift_entries
-from theory.copy_head.symbols import L, P, V, m, n, q, r
-from theory.copy_head.token_algebra import TokenMatrix
+from emergence.theory.copy_head.marginal import B, C, D, readout_marginal
+from emergence.theory.copy_head.patterns import shift_entries
+from emergence.theory.copy_head.symbols import L, P, V, m, n, q, r
+from emergence.theory.copy_head.token_algebra import TokenMatrix
 
 TARGETS = ("raw", "centred")
 

@@ -27,10 +27,10 @@ from functools import lru_cache
 
 import sympy as sp
 
-from theory.copy_head.order_parameters import logit_prior_cost
-from theory.copy_head.patterns import Pattern, attention_invariants
-from theory.copy_head.population import population_action
-from theory.copy_head.symbols import L, aG, m, n, q, r, sG, sigma2
+from emergence.theory.copy_head.order_parameters import logit_prior_cost
+from emergence.theory.copy_head.patterns import Pattern, attention_invariants
+from emergence.theory.copy_head.population import population_action
+from emergence.theory.copy_head.symbols import L, aG, m, n, q, r, sG, sigma2
 
 t = sp.Symbol("t", positive=True)
 """Variance of the non-copy logits of a row (model M; 0 on the bulk-free family of T)."""

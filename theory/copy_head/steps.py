@@ -8,26 +8,26 @@ from __future__ import annotations
 
 import sympy as sp
 
-from theory.copy_head.asymptotics import coexistence_solution, ell, leading_P_star, scaled_action_limits, x
-from theory.copy_head.bulk import linear_reduced_action_M
-from theory.copy_head.isotropic_bound import anisotropic_prior_dominated_ratio, isotropic_ratio
-from theory.copy_head.landau import (
+from emergence.theory.copy_head.asymptotics import coexistence_solution, ell, leading_P_star, scaled_action_limits, x
+from emergence.theory.copy_head.bulk import linear_reduced_action_M
+from emergence.theory.copy_head.isotropic_bound import anisotropic_prior_dominated_ratio, isotropic_ratio
+from emergence.theory.copy_head.landau import (
     copy_direction_curvature, copy_mode_onset, landau_coefficients, leading_copy_mode_onset,
     leading_second_order_point, second_order_point, symmetric_point_hessian,
 )
-from theory.copy_head.loss import infinite_data_loss, linear_losses, softmax_losses
-from theory.copy_head.marginal import readout_marginal
-from theory.copy_head.model import SCALE_LAWS
-from theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action, query_key_logit_covariance
-from theory.copy_head.patterns import attention_invariants
-from theory.copy_head.order_parameters import linear_pattern
-from theory.copy_head.population import population_action, quadratic_form_average
-from theory.copy_head.softmax import (
+from emergence.theory.copy_head.loss import infinite_data_loss, linear_losses, softmax_losses
+from emergence.theory.copy_head.marginal import readout_marginal
+from emergence.theory.copy_head.model import SCALE_LAWS
+from emergence.theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action, query_key_logit_covariance
+from emergence.theory.copy_head.patterns import attention_invariants
+from emergence.theory.copy_head.order_parameters import linear_pattern
+from emergence.theory.copy_head.population import population_action, quadratic_form_average
+from emergence.theory.copy_head.softmax import (
     gauge_fixed_copy_cost, gaussian_exponential_moments, logit_gap, others_square_sum, softmax_pattern,
     softmax_reduced_action, softmax_reduced_action_M, variance_rate,
 )
-from theory.copy_head.symbols import L, P, V, beta, c1, lam, s1, sG
-from theory.derivation_steps import DerivationStep, Equation
+from emergence.theory.copy_head.symbols import L, P, V, beta, c1, lam, s1, sG
+from emergence.theory.derivation_steps import DerivationStep, Equation
 
 ATTENTIONS = ("linear", "softmax")
 ARCHITECTURES = ("T", "M")

@@ -1,11 +1,11 @@
 """Leading-term weights of attention-only transformers (Im et al., arXiv 2601.19208).
 
-:mod:`theory.leading_terms.recursion` derives the step coefficients of Theorem 4.1 by
-summing the per-step leading-order gradient recursion; :mod:`theory.leading_terms.bounds`
+:mod:`emergence.theory.leading_terms.recursion` derives the step coefficients of Theorem 4.1 by
+summing the per-step leading-order gradient recursion; :mod:`emergence.theory.leading_terms.bounds`
 holds the theorem's error bounds and validity window (quoted, not derived);
-:mod:`theory.leading_terms.kernels` turns both into generated array kernels.
+:mod:`emergence.theory.leading_terms.kernels` turns both into generated array kernels.
 """
 
-from theory.leading_terms.kernels import kernel_modules
+from emergence.theory.leading_terms.kernels import kernel_modules
 
 __all__ = ["kernel_modules"]

@@ -2,7 +2,7 @@ r"""Error bounds and validity window of Theorem 4.1 (Im et al., arXiv 2601.19208
 
 These are *quoted* from the theorem, not derived here: the proof bounds every
 higher-order term of the gradient expansion, which this engine does not redo.  What is
-derived (the leading coefficients) lives in :mod:`theory.leading_terms.recursion`.
+derived (the leading coefficients) lives in :mod:`emergence.theory.leading_terms.recursion`.
 
 Frobenius-norm bounds on (trained weight - leading term) after s steps at rate \eta, in a
 model with T positions and L layers:
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from theory.leading_terms.recursion import eta, s
+from emergence.theory.leading_terms.recursion import eta, s
 
 T = sp.Symbol("T", positive=True, integer=True)
 """Sequence length (number of positions)."""

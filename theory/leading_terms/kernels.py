@@ -12,8 +12,8 @@ step count of the validity window.
 
 from __future__ import annotations
 
-from theory.codegen import Kernel, KernelModule
-from theory.leading_terms.bounds import (
+from emergence.theory.codegen import Kernel, KernelModule
+from emergence.theory.leading_terms.bounds import (
     T,
     layers,
     multi_layer_error_bounds,
@@ -21,7 +21,7 @@ from theory.leading_terms.bounds import (
     one_layer_step_limit,
     step_limit,
 )
-from theory.leading_terms.recursion import eta, s, step_coefficients
+from emergence.theory.leading_terms.recursion import eta, s, step_coefficients
 
 _DOMAIN = {
     "s": (1.0, 200.0, "int"),
@@ -75,4 +75,4 @@ def kernel_modules() -> list[KernelModule]:
             {name: _DOMAIN[name] for name in ("eta", "T")},
         ),
     )
-    return [KernelModule("leading_terms", "theory.leading_terms", kernels)]
+    return [KernelModule("leading_terms", "emergence.theory.leading_terms", kernels)]

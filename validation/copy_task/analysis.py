@@ -56,7 +56,7 @@ def measured_transitions(attention: str, P: Sequence[float], curves: dict, thres
 
 
 def measured_curves(attention: str, optimizer: str, P: Sequence[float], results: Sequence[dict]) -> dict:
-    """The ``measured`` record of a sweep from its per-point summaries (:func:`~validation.copy_task.experiment.run_copy_point`).
+    """The ``measured`` record of a sweep from its per-point summaries (:func:`~emergence.validation.copy_task.experiment.run_copy_point`).
 
     Keys: ``P``; ``c1, cG, aG, coverage, loss`` each as ``*_mean`` and ``*_std``; for Adam the
     converged, all-converged, metastable and bistable fractions and ``aG``/``cG`` per start;

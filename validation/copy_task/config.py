@@ -1,6 +1,6 @@
 r"""Conventions of a copy-task training run: the theory's convention plus the attention type.
 
-:class:`CopyTaskConvention` is :class:`theory.copy_head.conventions.Convention` (the same
+:class:`CopyTaskConvention` is :class:`emergence.theory.copy_head.conventions.Convention` (the same
 knobs, parsed and validated the same way) with one more field, ``attention``, so a trained
 model carries everything that fixes its potential.  For sizes :math:`L, V`:
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from theory.copy_head.conventions import CHOICES, Convention
+from emergence.theory.copy_head.conventions import CHOICES, Convention
 
 
 @dataclass(frozen=True)

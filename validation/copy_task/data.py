@@ -30,7 +30,7 @@ from typing import Sequence
 
 import torch
 
-from theory.errors import InvalidSizeError
+from emergence.theory.errors import InvalidSizeError
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ import math
 
 import torch
 
-from numerics.order_parameters import copy_order_parameters
-from validation.copy_task.config import CopyTaskConvention
+from emergence.numerics.order_parameters import copy_order_parameters
+from emergence.validation.copy_task.config import CopyTaskConvention
 
 
 def _design(G: torch.Tensor, X: torch.Tensor, convention: CopyTaskConvention) -> torch.Tensor:

@@ -4,7 +4,7 @@ r"""One point of a copy-task validation sweep: all seeds, both starts (and chain
 models as one batched tensor program, trains them (Adam MAP) or samples them (SGLD) and
 returns a JSON-ready summary.
 
-The ``objective`` (:data:`~validation.copy_task.training.OBJECTIVES`) is the joint potential
+The ``objective`` (:data:`~emergence.validation.copy_task.training.OBJECTIVES`) is the joint potential
 :math:`U(\theta, W)` or the readout-marginal action :math:`S(\theta)`; "potential" below is that objective.
 
 * Adam: for every seed the start (uniform or copy) with the lower final potential among
@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from theory.errors import EmergenceError
-from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import copy_task_batch
-from validation.copy_task.models import STARTS, CopyAttentionModel
-from validation.copy_task.training import measure, sample_sgld, train_map
-from validation.samplers.diagnostics import mean_and_standard_error
+from emergence.theory.errors import EmergenceError
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.models import STARTS, CopyAttentionModel
+from emergence.validation.copy_task.training import measure, sample_sgld, train_map
+from emergence.validation.samplers.diagnostics import mean_and_standard_error
 
 EVALUATION_SEQUENCES = 256
 OBSERVABLES = ("c1", "cG", "aG", "coverage", "test_loss")

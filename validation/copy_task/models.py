@@ -17,8 +17,8 @@ output :math:`F^\mu = A^\mu X^\mu W` (:math:`X^\mu W` is a gather of rows of :ma
 
 so Adam on :math:`U` is MAP with the priors as weight decay, and SGLD with ``nbeta=1`` samples :math:`e^{-U}`.
 
->>> from validation.copy_task.config import CopyTaskConvention
->>> from validation.copy_task.data import copy_task_batch
+>>> from emergence.validation.copy_task.config import CopyTaskConvention
+>>> from emergence.validation.copy_task.data import copy_task_batch
 >>> model = CopyAttentionModel(3, L=4, V=2, convention=CopyTaskConvention(architecture="M"))
 >>> batch = copy_task_batch([2, 3, 4], L=4, V=2, seeds=[0, 1, 2])
 >>> tuple(model.potential(batch).shape)
@@ -31,10 +31,10 @@ import math
 
 import torch
 
-from numerics.order_parameters import cyclic_shift
-from theory.errors import InvalidSizeError
-from validation.copy_task.config import CopyTaskConvention
-from validation.copy_task.data import CopyTaskBatch, RunMajorGroup
+from emergence.numerics.order_parameters import cyclic_shift
+from emergence.theory.errors import InvalidSizeError
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import CopyTaskBatch, RunMajorGroup
 
 STARTS: tuple[str, ...] = ("uniform", "copy")
 
@@ -108,7 +108,7 @@ class CopyAttentionModel(torch.nn.Module):
         Model M uses the readout statistics (:meth:`readout_statistics`, cost independent of
         :math:`P`): :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`.  Model T's residuals
         are summed directly (no cancellation between large terms, which matters in float32) in
-        the run-major layout (:meth:`~validation.copy_task.data.CopyTaskBatch.run_major_groups`):
+        the run-major layout (:meth:`~emergence.validation.copy_task.data.CopyTaskBatch.run_major_groups`):
         batched products over ``(R_g, P_g)``, cost :math:`O(P L^2 V)` per run, no scatter in the
         backward pass.
         """

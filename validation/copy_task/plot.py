@@ -18,7 +18,7 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 
-    from numerics.io import atomic_path
+    from emergence.numerics.io import atomic_path
 
     P = measured["P"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))

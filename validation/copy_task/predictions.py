@@ -1,7 +1,7 @@
 """The theory side of a copy-head validation: the predicted phase diagram.
 
 :func:`predicted_phase_diagram` minimises the engine's reduced action (the reconstruction of
-:mod:`theory.copy_head`, through the generated kernels) on the given grid of ``P`` at the
+:mod:`emergence.theory.copy_head`, through the generated kernels) on the given grid of ``P`` at the
 run's own convention, and returns the record of ``emergence phase-diagram`` (keys
 ``attention, L, V, convention, P, c1, cG, loss, transitions{P1, crossover, P_star,
 spinodals, ...}``).
@@ -13,8 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
-from numerics.copy_head.phase_diagram import phase_diagram
-from numerics.copy_head.reduced_action import reduced_action
+from emergence.numerics.copy_head.phase_diagram import phase_diagram
+from emergence.numerics.copy_head.reduced_action import reduced_action
 
 
 def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: Sequence[float]) -> dict:

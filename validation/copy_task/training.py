@@ -5,10 +5,10 @@ Both act on a sum over independent runs, so its gradient holds every run's own g
 The ``objective`` names what is summed (:func:`objective_terms`):
 
 * ``"joint"``: the potential :math:`U_r(\theta, W)` of
-  :class:`~validation.copy_task.models.CopyAttentionModel`, over the logit weights and the readout
+  :class:`~emergence.validation.copy_task.models.CopyAttentionModel`, over the logit weights and the readout
   (Adam: the joint MAP; SGLD: samples :math:`e^{-U_r}`);
 * ``"marginal"``: the readout-marginal action :math:`S_r(\theta)`
-  (:meth:`~validation.copy_task.models.CopyAttentionModel.marginal_potential`), over the logit
+  (:meth:`~emergence.validation.copy_task.models.CopyAttentionModel.marginal_potential`), over the logit
   weights only: the posterior over the attention weights that the theory reduces (Adam: its MAP;
   SGLD: samples :math:`e^{-S_r}`).  The readout is set to its posterior mean wherever the model
   is measured.
@@ -23,7 +23,7 @@ The ``objective`` names what is summed (:func:`objective_terms`):
   (stable for :math:`\kappa < 4`; the stationary law is biased by :math:`O(\kappa)`);
   burn-in, then every ``thin``-th state is measured.
 
-Non-finite potentials raise :class:`~theory.errors.DivergenceError`.
+Non-finite potentials raise :class:`~emergence.theory.errors.DivergenceError`.
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from typing import Callable
 
 import torch
 
-from numerics.order_parameters import copy_order_parameters
-from theory.errors import DivergenceError, EmergenceError
-from validation.copy_task.data import CopyTaskBatch
-from validation.copy_task.models import CopyAttentionModel
-from validation.samplers.sgld import SGLD
+from emergence.numerics.order_parameters import copy_order_parameters
+from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.validation.copy_task.data import CopyTaskBatch
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.samplers.sgld import SGLD
 
 
 OBJECTIVES: tuple[str, ...] = ("joint", "marginal")

@@ -2,8 +2,8 @@ r"""Train the model of Definition 3.1 with plain SGD and compare every weight wi
 
 From zero init, with constant rate \eta, after s steps the theory predicts
 W_O = a_s\bar B, V^{(l)} = b_s\bar\Phi^\top\bar B^\top, W^{(l)} = c_s\bar Q,
-P^{(l)} = c_s\Delta (:mod:`numerics.leading_weights`).  This module trains the torch model
-(:mod:`validation.leading_terms.model`) in float64 and records, per epoch, for every
+P^{(l)} = c_s\Delta (:mod:`emergence.numerics.leading_terms.leading_weights`).  This module trains the torch model
+(:mod:`emergence.validation.leading_terms.model`) in float64 and records, per epoch, for every
 component and layer the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|) and the relative error
 \|A - B\|/\|B\| against the prediction, whether s lies in the theorem's window, and the
 training loss of the epoch (mean over its steps, each before its update).  Afterwards it
@@ -32,13 +32,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from numerics.basis_statistics import BasisStatistics, basis_statistics
-from numerics.corpus import TokenCorpus, load_corpus
-from numerics.leading_weights import COMPONENTS, size_conditions, step_coefficients, step_limit
-from numerics.markov_corpus import random_markov_chain, sample_markov_windows
-from numerics.vocabulary import Vocabulary
-from theory.errors import DivergenceError, EmergenceError, InvalidSizeError
-from validation.leading_terms.model import LeadingTermTransformer
+from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
+from emergence.numerics.corpus.documents import TokenCorpus, load_corpus
+from emergence.numerics.leading_terms.leading_weights import COMPONENTS, size_conditions, step_coefficients, step_limit
+from emergence.numerics.corpus.markov import random_markov_chain, sample_markov_windows
+from emergence.numerics.corpus.vocabulary import Vocabulary
+from emergence.theory.errors import DivergenceError, EmergenceError, InvalidSizeError
+from emergence.validation.leading_terms.model import LeadingTermTransformer
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class LeadingTermRun:
     """Configuration of one validation run.
 
     ``corpus``: a UTF-8 file, ``synthetic`` (the story corpus of
-    :mod:`numerics.story_corpus`) or ``markov`` (a seeded random Markov chain with
+    :mod:`emergence.numerics.corpus.stories`) or ``markov`` (a seeded random Markov chain with
     ``vocab_size`` states, default 64).
     """
 

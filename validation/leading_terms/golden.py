@@ -14,26 +14,26 @@ from functools import lru_cache
 
 import numpy as np
 
-from validation.golden import HeadlineNumber
+from emergence.validation.golden import HeadlineNumber
 
 
 @lru_cache(maxsize=1)
 def _story_statistics():
-    from numerics.basis_statistics import basis_statistics
-    from numerics.corpus import load_corpus
+    from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+    from emergence.numerics.corpus.documents import load_corpus
 
     corpus = load_corpus("synthetic", context_length=64, seed=0)
     return corpus, basis_statistics(corpus.sequences, corpus.vocabulary.size, include_interchangeability=False)
 
 
 def _c4_at_s10() -> float:
-    from numerics.kernels.leading_terms import leading_coefficients
+    from emergence.numerics.kernels.leading_terms import leading_coefficients
 
     return float(leading_coefficients(10, 1.0)[2])
 
 
 def _step_limit_paper_setting() -> float:
-    from numerics.kernels.leading_terms import leading_step_limit
+    from emergence.numerics.kernels.leading_terms import leading_step_limit
 
     return float(leading_step_limit(0.005, 200, 3))
 

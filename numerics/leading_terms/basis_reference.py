@@ -7,7 +7,7 @@ Jacobian tensor at uniform causal attention
 J_{t j k} = \partial\,\mathrm{softmax}(S_t)_j / \partial S_{tk} = A_{tj}(\delta_{jk} - A_{tk})
 (T x T x T), Q_{tk} = \sum_j M_{tj} J_{tjk}, \bar Q += X^\top Q X and
 \Delta_d += \sum_t Q_{t,t-d}.  O(N T^3) time, O(T^3 + T V) memory per sequence:
-use it only to check :func:`numerics.basis_statistics.basis_statistics`.
+use it only to check :func:`emergence.numerics.leading_terms.basis_statistics.basis_statistics`.
 
 >>> import numpy as np
 >>> literal_basis_statistics(np.array([[0, 1, 0, 1], [1, 1, 0, 0]]), 2)["B"]

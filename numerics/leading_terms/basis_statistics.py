@@ -22,7 +22,7 @@ Index conventions: \bar B[current, next]; \bar\Phi[target, prefix token];
 The paper builds a T x T x T softmax-Jacobian tensor per sequence for Q (O(N T^3)); here
 the Jacobian is applied as a row-centring and everything is scattered into flat V^2
 accumulators (``add.at``) in two chunked passes over the causal pairs (t, \tau \le t), of
-O(N T^2) time and O(chunk T^2 + V^2) memory (:mod:`numerics.basis_reference` is the
+O(N T^2) time and O(chunk T^2 + V^2) memory (:mod:`emergence.numerics.leading_terms.basis_reference` is the
 literal construction, for tests).  Both passes use the same flat keys y_t V + x_\tau (kept
 from pass 1 when all windows fit in one chunk):
 
@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from theory.errors import EmergenceError, InvalidSizeError
+from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 DENSE_VOCABULARY_ARRAYS = 6
 """V x V float64 arrays alive at the peak (the five statistics, or before \\bar Q four of them

@@ -2,13 +2,13 @@ r"""Text corpora as fixed-length token windows: reading, tokenizing, vocabulary,
 
 A corpus file is UTF-8 text; documents are separated by blank lines or by the marker
 ``<|endoftext|>``.  Each document is tokenized, encoded with the vocabulary of the K most
-frequent tokens (:mod:`numerics.vocabulary`) and cut into windows of T + 1 tokens:
+frequent tokens (:mod:`emergence.numerics.corpus.vocabulary`) and cut into windows of T + 1 tokens:
 ``first`` keeps each document's first T + 1 tokens (the paper's choice; shorter documents
 are skipped), ``all`` keeps every non-overlapping window of T + 1 consecutive tokens.
 A window gives inputs ``x_1..x_T`` (its first T tokens) and targets ``y_t = x_{t+1}``.
 
 The source name ``synthetic`` stands for the built-in children's-story corpus of
-:mod:`numerics.story_corpus` (seeded).
+:mod:`emergence.numerics.corpus.stories` (seeded).
 
 >>> split_documents("one two\n\nthree<|endoftext|>four\n \n")
 ['one two', 'three', 'four']
@@ -27,9 +27,9 @@ from typing import Sequence
 
 import numpy as np
 
-from numerics.tokenizers import tokenizer
-from numerics.vocabulary import Vocabulary, build_vocabulary
-from theory.errors import EmergenceError, InvalidSizeError
+from emergence.numerics.corpus.tokenizers import tokenizer
+from emergence.numerics.corpus.vocabulary import Vocabulary, build_vocabulary
+from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 WINDOW_MODES: tuple[str, ...] = ("first", "all")
 SYNTHETIC_SOURCE = "synthetic"
@@ -93,7 +93,7 @@ def read_documents(path: str | Path) -> list[str]:
 def corpus_documents(source: str | Path, seed: int = 0, stories: int = DEFAULT_SYNTHETIC_STORIES) -> list[str]:
     """Documents of a file, or of the seeded story corpus when ``source`` is ``synthetic``."""
     if str(source) == SYNTHETIC_SOURCE:
-        from numerics.story_corpus import story_corpus
+        from emergence.numerics.corpus.stories import story_corpus
 
         return split_documents(story_corpus(stories, seed=seed))
     return read_documents(source)

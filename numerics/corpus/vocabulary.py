@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from theory.errors import EmergenceError, InvalidSizeError
+from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 OOV_POLICIES: tuple[str, ...] = ("drop", "unk")
 UNKNOWN_TOKEN = "<unk>"

@@ -12,7 +12,7 @@ whitespace characters (space, newline, tab, carriage return) are dropped.
 >>> tokenizer("bpe")
 Traceback (most recent call last):
 ...
-theory.errors.EmergenceError: unknown tokenizer 'bpe'; choose natural or whitespace
+emergence.theory.errors.EmergenceError: unknown tokenizer 'bpe'; choose natural or whitespace
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Callable
 
-from theory.errors import EmergenceError
+from emergence.theory.errors import EmergenceError
 
 
 def natural_tokens(text: str) -> list[str]:

@@ -7,7 +7,7 @@ are preceded by the same tokens as q; q itself is left out), ``context`` ranks r
 listed.  Ties are broken by vocabulary index (rank order), so results are deterministic.
 
 >>> import numpy as np
->>> from numerics.basis_statistics import basis_statistics
+>>> from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 >>> stats = basis_statistics(np.array([[0, 1, 2, 0, 1, 2, 0]]), 3)
 >>> top_associations(stats, ("a", "b", "c"), "a", 1)["bigram"]
 ['b']
@@ -19,9 +19,9 @@ from typing import Sequence
 
 import numpy as np
 
-from numerics.basis_statistics import BasisStatistics
-from numerics.vocabulary import UNKNOWN_TOKEN
-from theory.errors import EmergenceError
+from emergence.numerics.leading_terms.basis_statistics import BasisStatistics
+from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN
+from emergence.theory.errors import EmergenceError
 
 ASSOCIATION_KINDS: tuple[str, ...] = ("bigram", "interchangeability", "context")
 

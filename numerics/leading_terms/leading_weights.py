@@ -8,12 +8,12 @@ After s steps of gradient descent at rate \eta from zero, every layer l has at l
     W^{(l)} = c_s\bar Q,\quad P^{(l)} = c_s\Delta,
 
 with a_s, b_s, c_s from the generated kernel ``leading_coefficients`` (derived in
-:mod:`theory.leading_terms.recursion`), Frobenius error bounds from
+:mod:`emergence.theory.leading_terms.recursion`), Frobenius error bounds from
 ``leading_error_bounds`` (``one_layer_error_bounds`` for L = 1) and the window
 s <= ``leading_step_limit`` (``one_layer_step_limit``), plus the size conditions
 T >= 60, V >= 500 and L <= sqrt(T)/4 (the theorem's, quoted).
 
->>> from numerics.basis_statistics import basis_statistics
+>>> from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 >>> import numpy as np
 >>> stats = basis_statistics(np.array([[0, 1, 0, 1, 1], [1, 1, 0, 0, 1]]), 2)
 >>> weights = predicted_weights(stats, steps=3, lr=0.1, layers=2)
@@ -28,16 +28,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numerics.backend import namespace_of
-from numerics.basis_statistics import BasisStatistics
-from numerics.kernels.leading_terms import (
+from emergence.numerics.backend import namespace_of
+from emergence.numerics.leading_terms.basis_statistics import BasisStatistics
+from emergence.numerics.kernels.leading_terms import (
     leading_coefficients,
     leading_error_bounds,
     leading_step_limit,
     one_layer_error_bounds,
     one_layer_step_limit,
 )
-from theory.errors import InvalidSizeError
+from emergence.theory.errors import InvalidSizeError
 
 COMPONENTS: tuple[str, ...] = ("W_O", "V", "W", "P")
 """Weight names: output, value, key-query, positional."""
