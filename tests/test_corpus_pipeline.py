@@ -36,22 +36,22 @@ def test_whitespace_tokens_keep_everything_but_whitespace(text):
     assert all(token and not any(ch.isspace() for ch in token) for token in tokens)
 
 
-def test_vocabulary_ranks_by_count_then_token():
+def test_vocabulary_ranks_by_count_then_first_occurrence():
     documents = [["b", "a", "c", "c"], ["a", "d", "b"]]
-    assert build_vocabulary(documents, 3).tokens == ("a", "b", "c")
-    assert build_vocabulary(documents, 3, oov="unk").tokens == ("a", "b", UNKNOWN_TOKEN)
-    assert build_vocabulary(documents, None).tokens == ("a", "b", "c", "d")
+    assert build_vocabulary(documents, 3).tokens == ("b", "a", "c")
+    assert build_vocabulary(documents, 3, oov="unk").tokens == ("b", "a", UNKNOWN_TOKEN)
+    assert build_vocabulary(documents, None).tokens == ("b", "a", "c", "d")
 
 
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=10), min_size=1, max_size=6))
-def test_vocabulary_does_not_depend_on_document_order(documents):
+def test_vocabulary_order_is_the_reference_codes_counter_most_common(documents):
+    from collections import Counter
+
     distinct = len({t for d in documents for t in d})
     if distinct < 2:
         return
-    size = max(2, distinct - 1)
-    forward = build_vocabulary(documents, size)
-    backward = build_vocabulary([list(reversed(d)) for d in reversed(documents)], size)
-    assert forward.tokens == backward.tokens
+    reference = Counter(token for document in documents for token in document).most_common(distinct)
+    assert build_vocabulary(documents, distinct).tokens == tuple(token for token, _ in reference)
 
 
 @pytest.mark.parametrize("size", [0, 1, 5])
@@ -60,9 +60,29 @@ def test_vocabulary_size_out_of_range(size):
         build_vocabulary([["a", "b", "c"]], size)
 
 
-def test_split_documents_on_blank_lines_and_end_of_text():
+def test_split_documents_end_of_text_takes_precedence_over_blank_lines():
     text = "one\ntwo\n\nthree\n \t\nfour<|endoftext|>five\n\n\n"
-    assert split_documents(text) == ["one\ntwo", "three", "four", "five"]
+    assert split_documents(text) == ["one\ntwo\n\nthree\n \t\nfour", "five"]
+    assert split_documents(text, "eot") == split_documents(text)
+    assert split_documents(text, "blank-line") == ["one\ntwo", "three", "four<|endoftext|>five"]
+    assert split_documents(text, "line") == ["one", "two", "three", "four<|endoftext|>five"]
+    assert split_documents("one\ntwo\n\nthree") == ["one\ntwo", "three"]
+    with pytest.raises(EmergenceError, match="unknown document separator"):
+        split_documents(text, "paragraph")
+
+
+def test_two_stories_with_inner_blank_lines_give_two_first_windows(tmp_path, capsys):
+    from emergence.cli import main
+
+    story = "Once upon a time there was a cat.\n\nThe cat sat on a mat and was happy.\n\nThe end of the story."
+    path = tmp_path / "stories.txt"
+    path.write_text(story + "\n<|endoftext|>\n" + story.replace("cat", "dog") + "\n", encoding="utf-8")
+    out = tmp_path / "b.npz"
+    assert main(["basis", str(path), "--T", "8", "--windows", "first", "--out", str(out)]) == 0
+    assert "N=2 windows (2 of 2 documents)" in capsys.readouterr().out
+    assert main(["basis", str(path), "--T", "8", "--windows", "first", "--separator", "blank-line",
+                 "--out", str(out)]) == 0
+    assert "N=4 windows (4 of 5 documents)" in capsys.readouterr().out
 
 
 def test_read_documents_errors(tmp_path):

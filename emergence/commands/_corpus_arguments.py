@@ -7,7 +7,10 @@ from pathlib import Path
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
-    parser.add_argument("corpus", help="UTF-8 text file (documents split on blank lines or <|endoftext|>), or 'synthetic'")
+    parser.add_argument("corpus", help="UTF-8 text file (documents cut by --separator), or 'synthetic'")
+    parser.add_argument("--separator", default="auto", choices=("auto", "eot", "blank-line", "line"),
+                        help="document separator: <|endoftext|> if it occurs in the file, else blank lines (auto, "
+                             "default); eot; blank-line; line")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"),
                         help="natural: lowercase letter runs + single other characters (default); whitespace: split on whitespace")
     parser.add_argument("--vocab", type=int, default=None, metavar="K",
@@ -32,6 +35,7 @@ def corpus_config(args) -> dict:
         "T": args.context_length,
         "windows": args.windows,
         "oov": args.oov,
+        "separator": args.separator,
         "backend": args.backend,
     }
 
@@ -51,6 +55,7 @@ def corpus_and_statistics(args, include_interchangeability: bool = True):
         windows=args.windows,
         oov=args.oov,
         seed=args.seed,
+        separator=args.separator,
     )
     stats = basis_statistics(
         corpus.sequences, corpus.vocabulary.size, xp=xp, include_interchangeability=include_interchangeability

@@ -1,7 +1,10 @@
 r"""Text corpora as fixed-length token windows: reading, tokenizing, vocabulary, windows.
 
-A corpus file is UTF-8 text; documents are separated by blank lines or by the marker
-``<|endoftext|>``.  Each document is tokenized, encoded with the vocabulary of the K most
+A corpus file is UTF-8 text cut into documents by a separator (:data:`SEPARATORS`):
+``eot`` splits on the marker ``<|endoftext|>`` only (blank lines stay inside a document, as
+in TinyStories records), ``blank-line`` on lines holding only whitespace, ``line`` on every
+line break, and ``auto`` (the default) chooses ``eot`` when the marker occurs in the text and
+``blank-line`` otherwise, so the marker always takes precedence over blank lines.  Each document is tokenized, encoded with the vocabulary of the K most
 frequent tokens (:mod:`emergence.numerics.corpus.vocabulary`) and cut into windows of T + 1 tokens:
 ``first`` keeps each document's first T + 1 tokens (the paper's choice; shorter documents
 are skipped), ``all`` keeps every non-overlapping window of T + 1 consecutive tokens.
@@ -11,6 +14,12 @@ The source name ``synthetic`` stands for the built-in children's-story corpus of
 :mod:`emergence.numerics.corpus.stories` (seeded).
 
 >>> split_documents("one two\n\nthree<|endoftext|>four\n \n")
+['one two\n\nthree', 'four']
+>>> split_documents("one two\n\nthree\nfour\n \n")
+['one two', 'three\nfour']
+>>> split_documents("one two\n\nthree<|endoftext|>four", separator="blank-line")
+['one two', 'three<|endoftext|>four']
+>>> split_documents("one two\n\nthree\nfour", separator="line")
 ['one two', 'three', 'four']
 >>> corpus = build_corpus(["a b a b a", "b a b"], tokenizer_name="whitespace", vocab_size=2,
 ...                       context_length=2, windows="all", oov="drop")
@@ -36,7 +45,13 @@ SYNTHETIC_SOURCE = "synthetic"
 MAX_CONTEXT_LENGTH = 16384
 DEFAULT_SYNTHETIC_STORIES = 400
 
-_DOCUMENT_SEPARATOR = re.compile(r"<\|endoftext\|>|\n[^\S\n]*\n")
+END_OF_TEXT = "<|endoftext|>"
+SEPARATORS: tuple[str, ...] = ("auto", "eot", "blank-line", "line")
+_SEPARATOR_PATTERNS = {
+    "eot": re.compile(re.escape(END_OF_TEXT)),
+    "blank-line": re.compile(r"\n[^\S\n]*\n"),
+    "line": re.compile(r"\r?\n"),
+}
 
 
 @dataclass(frozen=True)
@@ -64,12 +79,22 @@ class TokenCorpus:
         return int(self.sequences.shape[0])
 
 
-def split_documents(text: str) -> list[str]:
-    """Non-empty, stripped documents separated by blank lines or ``<|endoftext|>``."""
-    return [part.strip() for part in _DOCUMENT_SEPARATOR.split(text) if part.strip()]
+def resolve_separator(text: str, separator: str = "auto") -> str:
+    """The separator ``auto`` stands for in ``text`` (``eot`` if the marker occurs, else ``blank-line``)."""
+    if separator not in SEPARATORS:
+        raise EmergenceError(f"unknown document separator {separator!r}; choose {', '.join(SEPARATORS)}")
+    if separator == "auto":
+        return "eot" if END_OF_TEXT in text else "blank-line"
+    return separator
 
 
-def read_documents(path: str | Path) -> list[str]:
+def split_documents(text: str, separator: str = "auto") -> list[str]:
+    """Non-empty, stripped documents of ``text`` cut by ``separator`` (see the module docstring)."""
+    pattern = _SEPARATOR_PATTERNS[resolve_separator(text, separator)]
+    return [part.strip() for part in pattern.split(text) if part.strip()]
+
+
+def read_documents(path: str | Path, separator: str = "auto") -> list[str]:
     """Documents of a UTF-8 file; :class:`EmergenceError` if missing, undecodable or empty."""
     path = Path(path)
     try:
@@ -84,19 +109,21 @@ def read_documents(path: str | Path) -> list[str]:
         raise EmergenceError(
             f"corpus file {str(path)!r} is not UTF-8 text (undecodable byte at offset {error.start})"
         ) from None
-    documents = split_documents(text)
+    documents = split_documents(text, separator)
     if not documents:
         raise EmergenceError(f"corpus file {str(path)!r} is empty (no text between blank lines)")
     return documents
 
 
-def corpus_documents(source: str | Path, seed: int = 0, stories: int = DEFAULT_SYNTHETIC_STORIES) -> list[str]:
+def corpus_documents(
+    source: str | Path, seed: int = 0, stories: int = DEFAULT_SYNTHETIC_STORIES, separator: str = "auto"
+) -> list[str]:
     """Documents of a file, or of the seeded story corpus when ``source`` is ``synthetic``."""
     if str(source) == SYNTHETIC_SOURCE:
         from emergence.numerics.corpus.stories import story_corpus
 
-        return split_documents(story_corpus(stories, seed=seed))
-    return read_documents(source)
+        return split_documents(story_corpus(stories, seed=seed), separator)
+    return read_documents(source, separator)
 
 
 def token_windows(encoded: Sequence[int], context_length: int, windows: str) -> list[Sequence[int]]:
@@ -160,10 +187,11 @@ def load_corpus(
     windows: str = "all",
     oov: str = "unk",
     seed: int = 0,
+    separator: str = "auto",
 ) -> TokenCorpus:
     """:func:`build_corpus` of a file, or of the seeded story corpus for ``synthetic``."""
     return build_corpus(
-        corpus_documents(source, seed=seed),
+        corpus_documents(source, seed=seed, separator=separator),
         tokenizer_name=tokenizer_name,
         vocab_size=vocab_size,
         context_length=context_length,

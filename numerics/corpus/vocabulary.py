@@ -1,7 +1,8 @@
 r"""The vocabulary: the K most frequent tokens of a corpus, and the out-of-vocabulary policy.
 
-Tokens are ranked by count, ties broken by the token string (code-point order), so the
-vocabulary is a deterministic function of the corpus.  Index order is rank order.
+Tokens are ranked by count, ties broken by first occurrence in the corpus (documents in
+order), exactly as ``collections.Counter.most_common`` ranks them in the paper's reference
+code, so the vocabulary is a deterministic function of the corpus.  Index order is rank order.
 
 Policies for tokens outside the vocabulary: ``drop`` (the paper's: a document containing
 one is discarded) or ``unk`` (it becomes ``<unk>``; the vocabulary then holds the K - 1 most
@@ -10,6 +11,8 @@ frequent tokens followed by ``<unk>``, so V = K either way).
 >>> vocabulary = build_vocabulary([["a", "b", "a"], ["c", "b", "a"]], size=2)
 >>> vocabulary.tokens
 ('a', 'b')
+>>> build_vocabulary([["z", "y", "x"], ["x"]], size=3).tokens
+('x', 'z', 'y')
 >>> vocabulary.encode(["a", "c", "b"]) is None
 True
 >>> build_vocabulary([["a", "b", "a"], ["c", "b", "a"]], size=2, oov="unk").encode(["a", "c"])
@@ -84,7 +87,7 @@ def build_vocabulary(documents: Iterable[Sequence[str]], size: int | None, oov: 
             f"vocabulary size K={size} out of range: the corpus has {len(counts)} distinct "
             f"tokens, so K must be between 2 and {available}"
         )
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:kept]
+    ranked = counts.most_common(kept)
     tokens = tuple(token for token, _ in ranked)
     if oov == "unk":
         tokens = tokens + (UNKNOWN_TOKEN,)
