@@ -45,7 +45,8 @@ def test_associate_json_recovers_planted_associations(capsys):
     result = json.loads(capsys.readouterr().out)
     assert set(result["red"]["bigram"]) == set(PLANTED_ASSOCIATIONS["bigram"]["red"])
     assert result["fish"]["context"][0] == "pond"
-    assert set(result["happy"]["interchangeability"]) <= set(PLANTED_ASSOCIATIONS["interchangeable"]["feelings"])
+    assert result["Happy"]["token"] == "happy"
+    assert set(result["Happy"]["interchangeability"]) <= set(PLANTED_ASSOCIATIONS["interchangeable"]["feelings"])
 
 
 @pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")

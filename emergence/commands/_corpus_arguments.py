@@ -11,8 +11,10 @@ def add_corpus_arguments(parser) -> None:
     parser.add_argument("--separator", default="auto", choices=("auto", "eot", "blank-line", "line"),
                         help="document separator: <|endoftext|> if it occurs in the file, else blank lines (auto, "
                              "default); eot; blank-line; line")
-    parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"),
-                        help="natural: lowercase letter runs + single other characters (default); whitespace: split on whitespace")
+    parser.add_argument("--tokenizer", default="natural", metavar="NAME|PATH",
+                        help="natural: lowercase letter runs + single other characters (default); whitespace: split "
+                             "on whitespace; bpe: byte-level BPE trained on the corpus with --vocab entries; or a "
+                             "saved tokenizer.json (bpe and PATH need the extra 'hf')")
     parser.add_argument("--vocab", type=int, default=None, metavar="K",
                         help="keep the K most frequent tokens (default: all, at most 500)")
     parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N",

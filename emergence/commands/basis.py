@@ -1,7 +1,8 @@
 """Compute the leading-term corpus statistics of a text corpus and write them to an .npz file.
 
 Arrays: B (bigram, V x V), Sigma (interchangeability B^T B), Phi (context), G (Sigma Phi),
-Q (key-query), Delta (positional, length T), vocab (tokens in index order), T, N (number
+Q (key-query), Delta (positional, length T), vocab (tokens in index order, readable: a
+byte-level BPE token is decoded to its text), vocab_raw (the tokenizer's own spelling), T, N (number
 of windows), and provenance (JSON text: configuration, versions, seed).
 """
 
@@ -35,7 +36,8 @@ def run(args) -> int:
         G=stats.composed,
         Q=stats.key_query,
         Delta=stats.positional,
-        vocab=np.array(corpus.vocabulary.tokens, dtype=str),
+        vocab=np.array(corpus.readable_tokens, dtype=str),
+        vocab_raw=np.array(corpus.vocabulary.tokens, dtype=str),
         T=np.int64(corpus.context_length),
         N=np.int64(corpus.num_sequences),
         provenance=np.array(to_json_text(record)),

@@ -32,11 +32,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from emergence.numerics.corpus.tokenizers import tokenizer
+from emergence.numerics.corpus.tokenizers import WordTokenizer, corpus_tokenizer
 from emergence.numerics.corpus.vocabulary import Vocabulary, build_vocabulary
 from emergence.theory.errors import EmergenceError, InvalidSizeError
 
@@ -63,6 +63,12 @@ class TokenCorpus:
     context_length: int
     documents_used: int
     documents_total: int
+    tokenizer: Any = WordTokenizer(str.split, "whitespace")
+
+    @property
+    def readable_tokens(self) -> tuple[str, ...]:
+        """The vocabulary as a reader should see it (byte-level BPE tokens decoded to text)."""
+        return tuple(self.tokenizer.readable(token) for token in self.vocabulary.tokens)
 
     @property
     def inputs(self) -> np.ndarray:
@@ -157,8 +163,12 @@ def build_corpus(
         )
     if not documents:
         raise EmergenceError("the corpus has no documents")
-    split = tokenizer(tokenizer_name)
-    tokenized = [split(document) for document in documents]
+    splitter = corpus_tokenizer(tokenizer_name, documents, vocab_size)
+    tokenized = [splitter.split(document) for document in documents]
+    if not isinstance(splitter, WordTokenizer) and vocab_size is not None:
+        # a subword vocabulary covers the text: K is capped at the tokens that occur
+        distinct = len({token for tokens in tokenized for token in tokens})
+        vocab_size = min(vocab_size, distinct + (oov == "unk"))
     vocabulary = build_vocabulary(tokenized, vocab_size, oov)
     rows: list[Sequence[int]] = []
     used = 0
@@ -175,7 +185,7 @@ def build_corpus(
             f"T+1={context_length + 1} tokens under --oov {oov} with K={vocabulary.size} "
             "(try --oov unk, --windows all, a smaller --T or a larger --vocab)"
         )
-    return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents))
+    return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents), splitter)
 
 
 def load_corpus(

@@ -3,22 +3,30 @@ r"""Tokenizers that turn a document into a list of string tokens.
 ``natural`` is the leading-term paper's: lowercase the text; every maximal run of letters
 is one token; every other character (punctuation, digit, symbol) is its own token;
 whitespace characters (space, newline, tab, carriage return) are dropped.
-``whitespace`` splits on runs of whitespace and does nothing else.
+``whitespace`` splits on runs of whitespace and does nothing else.  ``bpe`` (a byte-level
+BPE trained on the corpus) and a path to a saved ``tokenizer.json`` are the subword
+tokenizers of :mod:`emergence.numerics.corpus.subword` (optional extra ``hf``).
+:func:`corpus_tokenizer` resolves any of these names to an object with ``split(text)`` and
+``readable(token)`` (the token as a reader should see it; the identity for word tokenizers).
 
 >>> natural_tokens("Lily's 2 red balls!")
 ['lily', "'", 's', '2', 'red', 'balls', '!']
 >>> whitespace_tokens("Lily's 2 red  balls!")
 ["Lily's", '2', 'red', 'balls!']
->>> tokenizer("bpe")
+>>> corpus_tokenizer("natural", []).split("Red ball")
+['red', 'ball']
+>>> corpus_tokenizer("sentencepiece", [])
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown tokenizer 'bpe'; choose natural or whitespace
+emergence.theory.errors.EmergenceError: unknown tokenizer 'sentencepiece'; choose natural, whitespace, bpe or a path to a tokenizer.json
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import groupby
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Sequence
 
 from emergence.theory.errors import EmergenceError
 
@@ -45,11 +53,32 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
-def tokenizer(name: str) -> Callable[[str], list[str]]:
-    """The tokenizer called ``name``; :class:`EmergenceError` for an unknown name."""
-    try:
-        return TOKENIZERS[name]
-    except KeyError:
-        raise EmergenceError(
-            f"unknown tokenizer {name!r}; choose {' or '.join(TOKENIZERS)}"
-        ) from None
+@dataclass(frozen=True)
+class WordTokenizer:
+    """A tokenizer whose tokens are already readable text (``natural``, ``whitespace``)."""
+
+    split: Callable[[str], list[str]]
+    name: str
+
+    def readable(self, token: str) -> str:
+        return token
+
+
+def corpus_tokenizer(name: str, documents: Sequence[str], vocab_size: int | None = None):
+    """The tokenizer ``name`` names; ``bpe`` is trained on ``documents`` with ``vocab_size`` entries.
+
+    :class:`EmergenceError` for an unknown name (a path that is not a file counts as unknown
+    unless it ends in ``.json``, which then reports the missing file).
+    """
+    if name in TOKENIZERS:
+        return WordTokenizer(TOKENIZERS[name], name)
+    if name == "bpe" or name.endswith(".json") or Path(name).is_file():
+        from emergence.numerics.corpus import subword
+        from emergence.numerics.corpus.vocabulary import DEFAULT_VOCABULARY_SIZE
+
+        if name == "bpe":
+            return subword.train_bpe(documents, vocab_size or DEFAULT_VOCABULARY_SIZE)
+        return subword.load_tokenizer_file(name)
+    raise EmergenceError(
+        f"unknown tokenizer {name!r}; choose {', '.join(TOKENIZERS)}, bpe or a path to a tokenizer.json"
+    )
