@@ -110,3 +110,19 @@ def test_one_layer_models_use_the_one_layer_constants_and_window():
         "T_at_least_60": True, "V_at_least_500": True, "layers_at_most_sqrt_T_over_4": True,
     }
     assert not size_conditions(499, 59, 3)["layers_at_most_sqrt_T_over_4"]
+    # one layer is Theorem D.7: only T >= 3, whatever V
+    assert size_conditions(60, 16, 1) == {"T_at_least_3": True}
+    assert size_conditions(60, 2, 1) == {"T_at_least_3": False}
+
+
+def test_one_layer_case_at_T_16_lies_inside_its_window(tmp_path, capsys):
+    from emergence.cli import main
+
+    argv = ["predict-weights", "synthetic", "--vocab", "60", "--T", "16", "--steps", "2", "--lr", "0.001",
+            "--layers", "1", "--out", str(tmp_path / "p.npz")]
+    assert main(argv) == 0
+    assert "inside the theorem's window" in capsys.readouterr().out
+    assert main(argv[:-6] + ["--steps", "200", "--lr", "0.01", "--layers", "1", "--out", str(tmp_path / "q.npz")]) == 0
+    assert "OUTSIDE the theorem's window (s > step limit)" in capsys.readouterr().out
+    assert main(argv[:-6] + ["--steps", "2", "--lr", "0.001", "--layers", "2", "--out", str(tmp_path / "r.npz")]) == 0
+    assert "not T_at_least_60" in capsys.readouterr().out

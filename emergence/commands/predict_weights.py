@@ -3,8 +3,8 @@
 Writes W_O (V x V), V_l, W_l (L x V x V) and P_l (L x T) built from the corpus statistics
 and the derived step coefficients, the theorem's Frobenius error bounds (bound_W_O,
 bound_V, bound_W, bound_P), the step limit of its window, within_window (S <= step
-limit and the size conditions T >= 60, V >= 500, L <= sqrt(T)/4), vocab, T, N and
-provenance.
+limit and the size conditions T >= 60, V >= 500, L <= sqrt(T)/4; for one layer Theorem
+D.7's window and T >= 3), vocab, T, N and provenance.
 """
 
 from __future__ import annotations

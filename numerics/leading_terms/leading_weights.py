@@ -11,7 +11,10 @@ with a_s, b_s, c_s from the generated kernel ``leading_coefficients`` (derived i
 :mod:`emergence.theory.leading_terms.recursion`), Frobenius error bounds from
 ``leading_error_bounds`` (``one_layer_error_bounds`` for L = 1) and the window
 s <= ``leading_step_limit`` (``one_layer_step_limit``), plus the size conditions
-T >= 60, V >= 500 and L <= sqrt(T)/4 (the theorem's, quoted).
+T >= 60, V >= 500 and L <= sqrt(T)/4 (Theorem 4.1's, quoted).  One layer is Theorem D.7,
+which has its own window and constants and only the size condition T >= 3 (no condition
+on V; L = 1 needs none), as read from the paper's appendix in issue 14; our theory notes
+(leading_terms.md) quote its window and bounds only.
 
 >>> from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 >>> import numpy as np
@@ -43,6 +46,7 @@ COMPONENTS: tuple[str, ...] = ("W_O", "V", "W", "P")
 """Weight names: output, value, key-query, positional."""
 MINIMUM_SEQUENCE_LENGTH = 60
 MINIMUM_VOCABULARY = 500
+ONE_LAYER_MINIMUM_SEQUENCE_LENGTH = 3
 
 
 def _check(steps: int, lr: float, layers: int) -> None:
@@ -75,7 +79,15 @@ def step_limit(lr: float, context_length: int, layers: int) -> float:
 
 
 def size_conditions(vocab_size: int, context_length: int, layers: int) -> dict[str, bool]:
-    """The theorem's conditions on sizes: T >= 60, V >= 500, L <= sqrt(T)/4."""
+    """The theorem's conditions on sizes: T >= 60, V >= 500, L <= sqrt(T)/4; for L = 1 (Theorem D.7) T >= 3.
+
+    >>> size_conditions(60, 16, 1)
+    {'T_at_least_3': True}
+    >>> size_conditions(60, 16, 2)["T_at_least_60"]
+    False
+    """
+    if layers == 1:
+        return {"T_at_least_3": context_length >= ONE_LAYER_MINIMUM_SEQUENCE_LENGTH}
     return {
         "T_at_least_60": context_length >= MINIMUM_SEQUENCE_LENGTH,
         "V_at_least_500": vocab_size >= MINIMUM_VOCABULARY,
