@@ -87,6 +87,15 @@ def test_pmi_keeps_punctuation_out_of_interchangeability_on_novels(capsys):
     assert "she" in pmi["he"]["interchangeability"] and "he" in pmi["she"]["interchangeability"]
 
 
+def test_bpe_splits_and_reads_back_byte_level_tokens():
+    pytest.importorskip("tokenizers")
+    from emergence.numerics.corpus.subword import train_bpe
+
+    bpe = train_bpe(["the red ball", "the red car"] * 20, vocab_size=270)
+    assert bpe.split("the red car") == ["the", "Ġred", "Ġcar"]
+    assert [bpe.readable(t) for t in bpe.split("the red car")] == ["the", " red", " car"]
+
+
 @pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
 def test_bpe_basis_and_associate_show_readable_tokens(tmp_path, capsys, monkeypatch):
     pytest.importorskip("tokenizers")

@@ -16,6 +16,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.commands.basis",
     "emergence.commands.associate",
     "emergence.commands.predict_weights",
+    "emergence.commands.checkpoints",
     "emergence.commands.validate",
     "emergence.commands.demo",
 )
