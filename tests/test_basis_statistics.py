@@ -121,3 +121,14 @@ def test_cupy_backend_agrees_with_numpy():
     on_cpu = basis_statistics(sequences, 50)
     for field in FIELDS.values():
         assert np.allclose(to_numpy(getattr(on_gpu, field)), getattr(on_cpu, field), rtol=1e-10, atol=1e-15)
+
+
+def test_streamed_statistics_equal_the_in_memory_pass():
+    from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
+
+    windows = np.random.default_rng(3).integers(0, 11, size=(23, 9))
+    expected = basis_statistics(windows, 11)
+    streamed = streamed_basis_statistics(lambda: (windows[i : i + 4] for i in range(0, 23, 4)), 11)
+    for name in ("bigram", "interchangeability", "context", "composed", "key_query", "positional"):
+        assert np.allclose(getattr(streamed, name), getattr(expected, name), rtol=0, atol=1e-15), name
+    assert (streamed.num_sequences, streamed.context_length) == (23, 8)

@@ -144,3 +144,28 @@ def test_any_text_gives_valid_windows_or_a_clear_error(text, length, name, windo
         return
     assert corpus.sequences.shape[1] == length + 1
     assert 0 <= corpus.sequences.min() and corpus.sequences.max() < corpus.vocabulary.size
+
+
+@pytest.mark.parametrize("separator", ["auto", "blank-line"])
+def test_streamed_corpus_file_gives_the_in_memory_windows_and_statistics(tmp_path, separator, capsys):
+    from emergence.cli import main
+    from emergence.numerics.corpus.documents import load_corpus
+    from emergence.numerics.corpus.streaming import stream_corpus
+
+    text = "".join(f"Story {i}: the cat sat on the mat.\n\nThe dog ran é{i % 3}.\n<|endoftext|>\n" for i in range(40))
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    options = dict(vocab_size=12, context_length=5, windows="all", oov="unk", separator=separator)
+    in_memory = load_corpus(path, **options)
+    streamed = stream_corpus(path, block_bytes=3, chunk_windows=5, **options)  # blocks split characters and markers
+    assert streamed.vocabulary == in_memory.vocabulary
+    assert (streamed.documents_used, streamed.documents_total) == (in_memory.documents_used, in_memory.documents_total)
+    assert np.array_equal(np.concatenate(list(streamed.chunks())), in_memory.sequences)
+    outputs = {}
+    for flag in ([], ["--stream"]):
+        out = tmp_path / f"b{len(flag)}.npz"
+        assert main(["basis", str(path), "--vocab", "12", "--T", "5", "--separator", separator, *flag, "--out", str(out)]) == 0
+        assert "tokens/s" in capsys.readouterr().out
+        outputs[len(flag)] = dict(np.load(out))
+    for name in ("B", "Sigma", "Phi", "G", "Q", "Delta"):
+        assert np.allclose(outputs[0][name], outputs[1][name], rtol=0, atol=1e-15), name

@@ -16,7 +16,10 @@ def add_corpus_arguments(parser) -> None:
                              "on whitespace; bpe: byte-level BPE trained on the corpus with --vocab entries; or a "
                              "saved tokenizer.json (bpe and PATH need the extra 'hf')")
     parser.add_argument("--vocab", type=int, default=None, metavar="K",
-                        help="keep the K most frequent tokens (default: all, at most 500)")
+                        help="keep the K most frequent tokens (default: all, at most 500); the statistics are K x K, "
+                             "other tokens become <unk> under --oov unk (the top-K restriction)")
+    parser.add_argument("--bpe-vocab", type=int, default=None, dest="bpe_vocab", metavar="N",
+                        help="vocabulary size of the BPE that --tokenizer bpe trains (default: K); e.g. 50000 with --vocab 5000")
     parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N",
                         help="sequence length T; windows have T+1 tokens (default 64)")
     parser.add_argument("--windows", default="all", choices=("first", "all"),
@@ -38,6 +41,8 @@ def corpus_config(args) -> dict:
         "windows": args.windows,
         "oov": args.oov,
         "separator": args.separator,
+        "bpe_vocab": args.bpe_vocab,
+        "stream": getattr(args, "stream", False),
         "backend": args.backend,
     }
 
@@ -49,6 +54,8 @@ def corpus_and_statistics(args, include_interchangeability: bool = True):
     from emergence.numerics.corpus.documents import load_corpus
 
     xp = array_module(args.backend)
+    if getattr(args, "stream", False):
+        return _streamed_corpus_and_statistics(args, include_interchangeability)
     corpus = load_corpus(
         args.corpus if args.corpus == "synthetic" else Path(args.corpus),
         tokenizer_name=args.tokenizer,
@@ -58,6 +65,7 @@ def corpus_and_statistics(args, include_interchangeability: bool = True):
         oov=args.oov,
         seed=args.seed,
         separator=args.separator,
+        tokenizer_vocab=args.bpe_vocab,
     )
     stats = basis_statistics(
         corpus.sequences, corpus.vocabulary.size, xp=xp, include_interchangeability=include_interchangeability
@@ -71,4 +79,27 @@ def corpus_and_statistics(args, include_interchangeability: bool = True):
             num_sequences=stats.num_sequences,
             context_length=stats.context_length,
         )
+    return corpus, stats
+
+
+def _streamed_corpus_and_statistics(args, include_interchangeability: bool):
+    """The file read in blocks and its statistics accumulated chunk by chunk (NumPy), for corpora larger than memory."""
+    from emergence.numerics.corpus.streaming import stream_corpus
+    from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
+    from emergence.theory.errors import EmergenceError
+
+    if args.corpus == "synthetic" or args.backend != "numpy":
+        raise EmergenceError("--stream reads a corpus file with the numpy backend")
+    corpus = stream_corpus(
+        Path(args.corpus),
+        tokenizer_name=args.tokenizer,
+        vocab_size=args.vocab,
+        context_length=args.context_length,
+        windows=args.windows,
+        oov=args.oov,
+        separator=args.separator,
+        tokenizer_vocab=args.bpe_vocab,
+    )
+    stats = streamed_basis_statistics(corpus.chunks, corpus.vocabulary.size,
+                                      include_interchangeability=include_interchangeability)
     return corpus, stats

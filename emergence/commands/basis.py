@@ -3,7 +3,9 @@
 Arrays: B (bigram, V x V), Sigma (interchangeability B^T B), Phi (context), G (Sigma Phi),
 Q (key-query), Delta (positional, length T), vocab (tokens in index order, readable: a
 byte-level BPE token is decoded to its text), vocab_raw (the tokenizer's own spelling), T, N (number
-of windows), and provenance (JSON text: configuration, versions, seed).
+of windows), and provenance (JSON text: configuration, versions, seed, and the measured
+seconds, tokens per second and peak resident memory of the run).  --stream reads the file
+in blocks and accumulates the statistics chunk by chunk (same results as in memory).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory 
 
 def add_arguments(parser):
     add_corpus_arguments(parser)
+    parser.add_argument("--stream", action="store_true",
+                        help="read the corpus file in blocks and the windows in chunks (corpora larger than memory)")
     parser.add_argument("--out", required=True, type=Path, help="output .npz file")
 
 
@@ -26,8 +30,16 @@ def run(args) -> int:
 
     from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
 
+    import resource
+    import time
+
+    started = time.perf_counter()
     corpus, stats = corpus_and_statistics(args)
-    record = provenance(corpus_config(args), args.seed if args.corpus == "synthetic" else None)
+    seconds = time.perf_counter() - started
+    tokens = corpus.num_sequences * corpus.context_length
+    peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30  # ru_maxrss is in KiB on Linux
+    measured = {"seconds": seconds, "tokens": tokens, "tokens_per_second": tokens / seconds, "peak_rss_gib": peak_gib}
+    record = {**provenance(corpus_config(args), args.seed if args.corpus == "synthetic" else None), "measured": measured}
     write_npz_atomic(
         args.out,
         B=stats.bigram,
@@ -46,4 +58,6 @@ def run(args) -> int:
         f"wrote B, Sigma, Phi, G, Q, Delta for V={corpus.vocabulary.size}, T={corpus.context_length}, "
         f"N={corpus.num_sequences} windows ({corpus.documents_used} of {corpus.documents_total} documents) to {args.out}"
     )
+    print(f"measured: {tokens} window tokens in {seconds:.3g} s ({tokens / seconds:.3g} tokens/s, tokenizing included), "
+          f"peak resident memory {peak_gib:.2f} GiB")
     return 0

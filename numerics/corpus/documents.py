@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from emergence.numerics.corpus.tokenizers import WordTokenizer, corpus_tokenizer
-from emergence.numerics.corpus.vocabulary import Vocabulary, build_vocabulary
+from emergence.numerics.corpus.vocabulary import Vocabulary, token_counts, vocabulary_from_counts
 from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 WINDOW_MODES: tuple[str, ...] = ("first", "all")
@@ -47,7 +47,7 @@ DEFAULT_SYNTHETIC_STORIES = 400
 
 END_OF_TEXT = "<|endoftext|>"
 SEPARATORS: tuple[str, ...] = ("auto", "eot", "blank-line", "line")
-_SEPARATOR_PATTERNS = {
+SEPARATOR_PATTERNS = {
     "eot": re.compile(re.escape(END_OF_TEXT)),
     "blank-line": re.compile(r"\n[^\S\n]*\n"),
     "line": re.compile(r"\r?\n"),
@@ -96,7 +96,7 @@ def resolve_separator(text: str, separator: str = "auto") -> str:
 
 def split_documents(text: str, separator: str = "auto") -> list[str]:
     """Non-empty, stripped documents of ``text`` cut by ``separator`` (see the module docstring)."""
-    pattern = _SEPARATOR_PATTERNS[resolve_separator(text, separator)]
+    pattern = SEPARATOR_PATTERNS[resolve_separator(text, separator)]
     return [part.strip() for part in pattern.split(text) if part.strip()]
 
 
@@ -140,6 +140,31 @@ def token_windows(encoded: Sequence[int], context_length: int, windows: str) -> 
     return [encoded[start : start + width] for start in range(0, len(encoded) - width + 1, width)]
 
 
+def check_window_options(context_length: int, windows: str) -> None:
+    """:class:`EmergenceError` for an unknown window mode, :class:`InvalidSizeError` for T outside 1..16384."""
+    if windows not in WINDOW_MODES:
+        raise EmergenceError(f"unknown window mode {windows!r}; choose first or all")
+    if not 1 <= context_length <= MAX_CONTEXT_LENGTH:
+        raise InvalidSizeError(
+            f"sequence length T={context_length} out of range; choose 1 <= T <= {MAX_CONTEXT_LENGTH}"
+        )
+
+
+def corpus_vocabulary(splitter, counts, vocab_size: int | None, oov: str) -> Vocabulary:
+    """The vocabulary of token ``counts``; a subword tokenizer covers the text, so K is capped at the tokens that occur."""
+    if not isinstance(splitter, WordTokenizer) and vocab_size is not None:
+        vocab_size = min(vocab_size, len(counts) + (oov == "unk"))
+    return vocabulary_from_counts(counts, vocab_size, oov)
+
+
+def no_window_error(documents: int, context_length: int, oov: str, vocabulary: Vocabulary) -> EmergenceError:
+    return EmergenceError(
+        f"nothing left after filtering: no document of {documents} gives a window of "
+        f"T+1={context_length + 1} tokens under --oov {oov} with K={vocabulary.size} "
+        "(try --oov unk, --windows all, a smaller --T or a larger --vocab)"
+    )
+
+
 def build_corpus(
     documents: Sequence[str],
     *,
@@ -148,28 +173,21 @@ def build_corpus(
     context_length: int = 64,
     windows: str = "all",
     oov: str = "unk",
+    tokenizer_vocab: int | None = None,
 ) -> TokenCorpus:
     """Tokenize, build the vocabulary over all documents, encode and cut into windows.
 
-    ``vocab_size=None`` keeps every distinct token, at most 500.  Raises
-    :class:`InvalidSizeError` for T outside 1..16384 or K out of range and
-    :class:`EmergenceError` when no window survives the filtering.
+    ``vocab_size=None`` keeps every distinct token, at most 500.  ``tokenizer_vocab`` is the
+    size of a trained BPE (default ``vocab_size``); the statistics then keep its top
+    ``vocab_size`` tokens.  Raises :class:`InvalidSizeError` for T outside 1..16384 or K out
+    of range and :class:`EmergenceError` when no window survives the filtering.
     """
-    if windows not in WINDOW_MODES:
-        raise EmergenceError(f"unknown window mode {windows!r}; choose first or all")
-    if not 1 <= context_length <= MAX_CONTEXT_LENGTH:
-        raise InvalidSizeError(
-            f"sequence length T={context_length} out of range; choose 1 <= T <= {MAX_CONTEXT_LENGTH}"
-        )
+    check_window_options(context_length, windows)
     if not documents:
         raise EmergenceError("the corpus has no documents")
-    splitter = corpus_tokenizer(tokenizer_name, documents, vocab_size)
+    splitter = corpus_tokenizer(tokenizer_name, documents, tokenizer_vocab or vocab_size)
     tokenized = [splitter.split(document) for document in documents]
-    if not isinstance(splitter, WordTokenizer) and vocab_size is not None:
-        # a subword vocabulary covers the text: K is capped at the tokens that occur
-        distinct = len({token for tokens in tokenized for token in tokens})
-        vocab_size = min(vocab_size, distinct + (oov == "unk"))
-    vocabulary = build_vocabulary(tokenized, vocab_size, oov)
+    vocabulary = corpus_vocabulary(splitter, token_counts(tokenized), vocab_size, oov)
     rows: list[Sequence[int]] = []
     used = 0
     for tokens in tokenized:
@@ -180,11 +198,7 @@ def build_corpus(
         used += bool(found)
         rows.extend(found)
     if not rows:
-        raise EmergenceError(
-            f"nothing left after filtering: no document of {len(documents)} gives a window of "
-            f"T+1={context_length + 1} tokens under --oov {oov} with K={vocabulary.size} "
-            "(try --oov unk, --windows all, a smaller --T or a larger --vocab)"
-        )
+        raise no_window_error(len(documents), context_length, oov, vocabulary)
     return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents), splitter)
 
 
@@ -198,6 +212,7 @@ def load_corpus(
     oov: str = "unk",
     seed: int = 0,
     separator: str = "auto",
+    tokenizer_vocab: int | None = None,
 ) -> TokenCorpus:
     """:func:`build_corpus` of a file, or of the seeded story corpus for ``synthetic``."""
     return build_corpus(
@@ -207,4 +222,5 @@ def load_corpus(
         context_length=context_length,
         windows=windows,
         oov=oov,
+        tokenizer_vocab=tokenizer_vocab,
     )

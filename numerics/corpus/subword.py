@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable
 
 from emergence.theory.errors import EmergenceError
 
@@ -59,8 +59,11 @@ class SubwordTokenizer:
         self.backend.save(str(path))
 
 
-def train_bpe(documents: Sequence[str], vocab_size: int) -> SubwordTokenizer:
-    """A byte-level BPE of (at least :data:`MIN_BPE_VOCABULARY`) ``vocab_size`` entries trained on ``documents``."""
+def train_bpe(documents: Iterable[str], vocab_size: int) -> SubwordTokenizer:
+    """A byte-level BPE of (at least :data:`MIN_BPE_VOCABULARY`) ``vocab_size`` entries trained on ``documents``.
+
+    ``documents`` may be a stream (a generator): the trainer reads it once.
+    """
     tokenizers = _tokenizers_library()
     from tokenizers import decoders, models, pre_tokenizers, trainers
 
@@ -73,7 +76,7 @@ def train_bpe(documents: Sequence[str], vocab_size: int) -> SubwordTokenizer:
         special_tokens=[END_OF_TEXT],
         show_progress=False,
     )
-    backend.train_from_iterator(list(documents), trainer=trainer)
+    backend.train_from_iterator(documents, trainer=trainer)
     return SubwordTokenizer(backend, "bpe")
 
 

@@ -67,7 +67,12 @@ DEFAULT_VOCABULARY_SIZE = 500
 
 
 def build_vocabulary(documents: Iterable[Sequence[str]], size: int | None, oov: str = "drop") -> Vocabulary:
-    """The ``size`` most frequent tokens (with ``<unk>`` last under the ``unk`` policy).
+    """The ``size`` most frequent tokens of ``documents`` (see :func:`vocabulary_from_counts`)."""
+    return vocabulary_from_counts(token_counts(documents), size, oov)
+
+
+def vocabulary_from_counts(counts: Counter, size: int | None, oov: str = "drop") -> Vocabulary:
+    """The ``size`` most frequent tokens of ``counts`` (with ``<unk>`` last under the ``unk`` policy).
 
     ``size=None`` takes every distinct token, at most :data:`DEFAULT_VOCABULARY_SIZE`.
     Raises :class:`InvalidSizeError` when ``size`` < 2 or exceeds the number of distinct
@@ -75,7 +80,7 @@ def build_vocabulary(documents: Iterable[Sequence[str]], size: int | None, oov: 
     """
     if oov not in OOV_POLICIES:
         raise EmergenceError(f"unknown out-of-vocabulary policy {oov!r}; choose drop or unk")
-    counts = token_counts(documents)
+    counts = Counter(counts)
     if oov == "unk":
         counts.pop(UNKNOWN_TOKEN, None)
     available = len(counts) + (1 if oov == "unk" else 0)
