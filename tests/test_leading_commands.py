@@ -156,3 +156,17 @@ def test_statistics_in_the_file_match_a_direct_computation(tmp_path):
     stats = basis_statistics(corpus.sequences, corpus.vocabulary.size)
     with np.load(out) as data:
         assert np.array_equal(data["Q"], stats.key_query) and int(data["N"]) == corpus.num_sequences
+
+
+def test_validate_auto_learning_rate_puts_the_window_edge_halfway_and_plots_it(tmp_path, capsys):
+    from emergence.validation.leading_terms.experiment import edge_learning_rate
+
+    plot = tmp_path / "edge.png"
+    assert main(["validate", "leading-terms", "--lr", "auto", "--epochs", "8", "--max-sequences", "8", "--T", "16",
+                 "--layers", "1", "--device", "cpu", "--json", "-", "--edge-plot", str(plot)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["config"]["lr"] == pytest.approx(edge_learning_rate(8, 16, 1))
+    assert result["within_window"] == [True] * 4 + [False] * 4
+    assert result["window_edge_s_eta"] == pytest.approx(4 * result["config"]["lr"])
+    assert result["loss_inside_window"]["change"] < 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

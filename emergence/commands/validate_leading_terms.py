@@ -20,7 +20,9 @@ def add_arguments(parser):
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
                              "or 'markov' (a seeded random Markov chain)")
     parser.add_argument("--layers", type=int, default=2, metavar="L", help="attention layers (default 2)")
-    parser.add_argument("--lr", type=float, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
+    parser.add_argument("--lr", type=_learning_rate, default=0.002, metavar="ETA|auto",
+                        help="learning rate (default 0.002); auto: the rate whose window edge falls halfway through "
+                             "the run, so that cosines and errors are seen on both sides of it")
     parser.add_argument("--epochs", type=int, default=20, metavar="N", help="epochs (default 20)")
     parser.add_argument("--vocab", type=int, default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
     parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
@@ -33,6 +35,13 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=0, help="seed of corpus sampling and shuffling (default 0)")
     parser.add_argument("--json", default=None, metavar="PATH|-", help="write the full result as JSON")
     parser.add_argument("--plot", default=None, metavar="PATH", help="plot cosines against epoch")
+    parser.add_argument("--edge-plot", default=None, metavar="PATH", dest="edge_plot",
+                        help="plot relative errors (with the fitted slope) and cosines against s*eta across the window's edge")
+
+
+def _learning_rate(text: str) -> float | None:
+    """A float, or ``auto`` (None: chosen from the window, see the experiment module)."""
+    return None if text == "auto" else float(text)
 
 
 def _format(value) -> str:
@@ -79,8 +88,13 @@ def run(args) -> int:
             write_json_atomic(Path(args.json), result)
         corpus = result["corpus"]
         print(f"corpus {args.corpus}: V={corpus['V']}, T={corpus['T']}, N={corpus['N']}; "
-              f"lr={args.lr}, L={args.layers}, {len(result['steps'])} epochs = {result['steps'][-1]} steps; "
+              f"lr={result['config']['lr']:.4g}, L={args.layers}, {len(result['steps'])} epochs = {result['steps'][-1]} steps; "
               f"theorem window s <= {result['step_limit']:.3g} ({sum(result['within_window'])} epochs inside)")
+        moved = result["loss_inside_window"]
+        if moved["change"] is not None:
+            print(f"lr {result['config']['lr']:.4g}{' (auto)' if args.lr is None else ''}: inside the window "
+                  f"(s*eta <= {result['window_edge_s_eta']:.3g}) the loss moves {moved['first']:.6f} -> "
+                  f"{moved['last']:.6f} ({moved['change']:+.2e})")
         failed = [name for name, ok in result["size_conditions"].items() if not ok]
         if failed:
             print("size conditions of the theorem not met: " + ", ".join(failed))
@@ -101,4 +115,14 @@ def run(args) -> int:
 
         with atomic_path(Path(args.plot)) as temporary:
             plot_cosines(result, temporary, image_format=Path(args.plot).suffix.lstrip(".") or "png")
+    if args.edge_plot is not None:
+        import matplotlib.pyplot as plt
+
+        from emergence.numerics.io import atomic_path
+        from emergence.validation.leading_terms.experiment import window_edge_figure
+
+        figure = window_edge_figure(result)
+        with atomic_path(Path(args.edge_plot)) as temporary:
+            figure.savefig(temporary, format=Path(args.edge_plot).suffix.lstrip(".") or "png")
+        plt.close(figure)
     return 0

@@ -13,6 +13,14 @@ O(s\eta) relative, i.e. slope 1; over the first few steps the error of W_O grows
 reported too) and performs the paper's causal removal: each trained weight in turn is projected off its theory direction,
 W \mapsto W - \langle W, D\rangle D/\|D\|^2, and the loss increase is reported.
 
+Window edge: the theorem's window is s \le k/\eta (k = \eta\,s_{max}, e.g.
+\min(5/(8\sqrt T), 1/(12L)) for L layers), i.e. s\eta \le k.  ``lr=None`` chooses
+\eta = 2k/S for a run of S steps, so that the edge falls halfway through: the first half
+of the run lies inside the window and the second outside, and the cosines and relative
+errors are seen on both sides (:func:`window_edge_figure`).  The result records s\eta per
+epoch, the edge k and the loss at the last epoch inside the window, so whether the loss
+moves visibly inside it is reported, not assumed.
+
 Statistics are computed over the training windows themselves, so with the default full
 batch (one gradient step per epoch, s = epoch) the prediction and the trained model see
 the same data.  With ``batch_size`` smaller than N an epoch has several SGD steps and the
@@ -26,7 +34,7 @@ prediction is the full-data one (as in the paper, up to minibatch noise).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -52,7 +60,7 @@ class LeadingTermRun:
 
     corpus: str = "synthetic"
     layers: int = 2
-    lr: float = 0.002
+    lr: float | None = 0.002
     epochs: int = 20
     vocab_size: int | None = None
     context_length: int = 64
@@ -203,6 +211,19 @@ def causal_removal(model: LeadingTermTransformer, windows: torch.Tensor, directi
     return result
 
 
+def edge_learning_rate(total_steps: int, context_length: int, layers: int) -> float:
+    """\eta = 2k/S: the window s \le k/\eta then ends halfway through a run of S steps."""
+    return 2.0 * step_limit(1.0, context_length, layers) / max(total_steps, 1)
+
+
+def _loss_inside_window(losses: list[float], within: list[bool]) -> dict[str, Any]:
+    """The loss of the first epoch and of the last epoch inside the window, and their difference."""
+    inside = [loss for loss, keep in zip(losses, within) if keep]
+    if not inside:
+        return {"first": None, "last": None, "change": None}
+    return {"first": inside[0], "last": inside[-1], "change": inside[-1] - inside[0]}
+
+
 def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[str, Any]:
     """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary.
 
@@ -210,12 +231,15 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
     """
     if config.epochs < 1 or config.layers < 1 or config.max_sequences < 1:
         raise InvalidSizeError("epochs, layers and max_sequences must be at least 1")
-    if not (config.lr > 0 and math.isfinite(config.lr)):
+    if config.lr is not None and not (config.lr > 0 and math.isfinite(config.lr)):
         raise InvalidSizeError(f"learning rate must be positive and finite, got {config.lr}")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise EmergenceError("device 'cuda' requested but torch sees no GPU; use --device cpu")
     corpus = _training_windows(config)
     V, T, N = corpus.vocabulary.size, corpus.context_length, corpus.num_sequences
+    if config.lr is None:
+        batches = -(-N // (config.batch_size or N))
+        config = replace(config, lr=edge_learning_rate(config.epochs * batches, T, config.layers))
     stats = basis_statistics(corpus.sequences, V, include_interchangeability=False)
     directions = _directions(stats, config.device)
 
@@ -269,6 +293,9 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
         "initial_loss": math.log(V),
         "step_limit": limit,
         "within_window": within,
+        "s_eta": s_eta,
+        "window_edge_s_eta": limit * config.lr,
+        "loss_inside_window": _loss_inside_window(losses, within),
         "size_conditions": size_conditions(V, T, config.layers),
         "cosine": cosine,
         "relative_error": error,
@@ -313,3 +340,47 @@ def plot_cosines(result: dict[str, Any], path, image_format: str = "png") -> Non
     figure.tight_layout()
     figure.savefig(path, format=image_format)
     plt.close(figure)
+
+
+def window_edge_figure(record: dict[str, Any], ax=None):
+    """Relative error (log-log, with the fitted slope) and cosine against s*eta across the window's edge.
+
+    ``(record, ax=None) -> Figure`` for a :func:`run_leading_term_validation` result: one
+    line per component (mean relative error over layers; cosine, minimum over layers, on a
+    second y axis), the edge s*eta = k as a vertical line, and the least-squares line of
+    log(relative error) against log(s*eta) with its slope in the legend (theory: 1).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(7, 4.5))
+    else:
+        figure = ax.figure
+    s_eta = np.asarray(record["s_eta"])
+    cosine_axis = ax.twinx()
+    for index, name in enumerate(COMPONENTS):
+        colour = f"C{index}"
+        errors = _mean_over_layers(record["relative_error"][name])
+        values = np.array([np.nan if e is None else e for e in errors])
+        ax.loglog(s_eta, values, "o", ms=3, color=colour)
+        slope = record["relative_error_slope"][name]
+        usable = np.isfinite(values) & (values > EXACT_RELATIVE_ERROR)
+        if slope is not None and usable.sum() >= 2:
+            intercept = np.mean(np.log(values[usable]) - slope * np.log(s_eta[usable]))
+            ax.loglog(s_eta, np.exp(intercept) * s_eta**slope, "-", color=colour,
+                      label=f"{name} rel. error, fitted slope {slope:.2f}")
+        cosines = [_minimum(list(v)) for v in zip(*record["cosine"][name])]
+        cosine_axis.semilogx(s_eta, [np.nan if c is None else c for c in cosines], ":", color=colour)
+    ax.axvline(record["window_edge_s_eta"], color="black", linestyle="--",
+               label=f"window edge s*eta = {record['window_edge_s_eta']:.3g}")
+    ax.set_xlabel("s * eta")
+    ax.set_ylabel("relative error ||W - W_theory|| / ||W_theory|| (points, fit)")
+    cosine_axis.set_ylabel("cosine with leading term (dotted, min over layers)")
+    ax.set_title(f"across the window's edge: {record['config']['corpus']}, lr={record['config']['lr']:.3g}, "
+                 f"L={record['config']['layers']}")
+    ax.legend(fontsize=7, loc="lower right")
+    figure.tight_layout()
+    return figure
