@@ -212,7 +212,7 @@ def causal_removal(model: LeadingTermTransformer, windows: torch.Tensor, directi
 
 
 def edge_learning_rate(total_steps: int, context_length: int, layers: int) -> float:
-    """\eta = 2k/S: the window s \le k/\eta then ends halfway through a run of S steps."""
+    r"""\eta = 2k/S: the window s \le k/\eta then ends halfway through a run of S steps."""
     return 2.0 * step_limit(1.0, context_length, layers) / max(total_steps, 1)
 
 
