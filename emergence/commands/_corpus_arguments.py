@@ -53,6 +53,12 @@ def corpus_and_statistics(args, include_interchangeability: bool = True):
     from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
     from emergence.numerics.corpus.documents import load_corpus
 
+    from emergence.theory.errors import EmergenceError, InvalidSizeError
+
+    if args.bpe_vocab is not None and args.tokenizer != "bpe":
+        raise EmergenceError("--bpe-vocab sets the size of the BPE that --tokenizer bpe trains; add --tokenizer bpe")
+    if args.bpe_vocab is not None and args.bpe_vocab < 2:
+        raise InvalidSizeError(f"--bpe-vocab must be at least 2, got {args.bpe_vocab}")
     xp = array_module(args.backend)
     if getattr(args, "stream", False):
         return _streamed_corpus_and_statistics(args, include_interchangeability)
