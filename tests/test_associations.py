@@ -102,7 +102,10 @@ def test_bpe_basis_and_associate_show_readable_tokens(tmp_path, capsys, monkeypa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "x.npz"
     common = [str(TINYSTORIES), "--tokenizer", "bpe", "--vocab", "2000", "--T", "64"]
-    assert main(["basis", *common, "--out", str(out)]) == 0
+    assert main(["basis", *common, "--save-tokenizer", str(tmp_path / "tokenizer.json"), "--out", str(out)]) == 0
+    from emergence.numerics.corpus.subword import load_tokenizer_file
+
+    assert load_tokenizer_file(tmp_path).split(" the red ball") == ["Ġthe", "Ġred", "Ġball"]
     with np.load(out) as data:
         assert " the" in set(data["vocab"]) and "Ġthe" in set(data["vocab_raw"])
         assert not any("Ġ" in token for token in data["vocab"])

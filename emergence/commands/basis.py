@@ -22,6 +22,9 @@ def add_arguments(parser):
     add_corpus_arguments(parser)
     parser.add_argument("--stream", action="store_true",
                         help="read the corpus file in blocks and the windows in chunks (corpora larger than memory)")
+    parser.add_argument("--save-tokenizer", default=None, type=Path, dest="save_tokenizer", metavar="PATH",
+                        help="also write the subword tokenizer (e.g. the trained BPE) as tokenizer.json to PATH, "
+                             "to train or compare checkpoints with the same tokens")
     parser.add_argument("--out", required=True, type=Path, help="output .npz file")
 
 
@@ -33,6 +36,10 @@ def run(args) -> int:
     import resource
     import time
 
+    from emergence.theory.errors import EmergenceError
+
+    if args.save_tokenizer is not None and args.tokenizer in ("natural", "whitespace"):
+        raise EmergenceError("--save-tokenizer writes a subword tokenizer; use --tokenizer bpe or a tokenizer.json")
     started = time.perf_counter()
     corpus, stats = corpus_and_statistics(args)
     seconds = time.perf_counter() - started
@@ -58,6 +65,12 @@ def run(args) -> int:
         f"wrote B, Sigma, Phi, G, Q, Delta for V={corpus.vocabulary.size}, T={corpus.context_length}, "
         f"N={corpus.num_sequences} windows ({corpus.documents_used} of {corpus.documents_total} documents) to {args.out}"
     )
+    if args.save_tokenizer is not None:
+        from emergence.numerics.io import atomic_path
+
+        with atomic_path(args.save_tokenizer) as temporary:
+            corpus.tokenizer.save(temporary)
+        print(f"wrote the tokenizer to {args.save_tokenizer}")
     print(f"measured: {tokens} window tokens in {seconds:.3g} s ({tokens / seconds:.3g} tokens/s, tokenizing included), "
           f"peak resident memory {peak_gib:.2f} GiB")
     return 0
