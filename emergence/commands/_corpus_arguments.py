@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
@@ -23,45 +21,10 @@ def add_corpus_arguments(parser) -> None:
                         help="array backend for the statistics (default numpy)")
 
 
-def corpus_config(args) -> dict:
-    """The corpus options as a provenance dictionary."""
-    return {
-        "corpus": str(args.corpus),
-        "tokenizer": args.tokenizer,
-        "vocab": args.vocab,
-        "T": args.context_length,
-        "windows": args.windows,
-        "oov": args.oov,
-        "backend": args.backend,
-    }
-
-
 def corpus_and_statistics(args, include_interchangeability: bool = True):
-    """Load the corpus the options describe and compute its basis statistics (NumPy arrays)."""
-    from emergence.numerics.backend import array_module, to_numpy
-    from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
-    from emergence.numerics.corpus.documents import load_corpus
+    """The corpus the options describe and its basis statistics: :func:`emergence.api.basis`."""
+    from emergence.api import basis
 
-    xp = array_module(args.backend)
-    corpus = load_corpus(
-        args.corpus if args.corpus == "synthetic" else Path(args.corpus),
-        tokenizer_name=args.tokenizer,
-        vocab_size=args.vocab,
-        context_length=args.context_length,
-        windows=args.windows,
-        oov=args.oov,
-        seed=args.seed,
-    )
-    stats = basis_statistics(
-        corpus.sequences, corpus.vocabulary.size, xp=xp, include_interchangeability=include_interchangeability
-    )
-    if xp.__name__ != "numpy":
-        stats = BasisStatistics(
-            **{
-                name: to_numpy(getattr(stats, name)) if getattr(stats, name) is not None else None
-                for name in ("bigram", "interchangeability", "context", "composed", "key_query", "positional")
-            },
-            num_sequences=stats.num_sequences,
-            context_length=stats.context_length,
-        )
-    return corpus, stats
+    return basis(args.corpus, tokenizer=args.tokenizer, vocab=args.vocab, T=args.context_length,
+                 windows=args.windows, oov=args.oov, seed=args.seed, backend=args.backend,
+                 include_interchangeability=include_interchangeability)

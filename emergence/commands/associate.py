@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "associate"
 HELP = "nearest tokens of query words under the bigram, interchangeability and context statistics"
@@ -48,12 +48,12 @@ def run(args) -> int:
     if args.top < 1:
         raise InvalidSizeError(f"--top must be at least 1, got {args.top}")
     queries = _query_tokens(args)
-    corpus, stats = corpus_and_statistics(args)
-    tokens = corpus.vocabulary.tokens
-    scores = {q: top_association_scores(stats, tokens, q, args.top) for q in queries}
+    basis = corpus_and_statistics(args)
+    tokens = basis.tokens
+    scores = {q: top_association_scores(basis.statistics, tokens, q, args.top) for q in queries}
     result = {q: {kind: [t for t, _ in pairs] for kind, pairs in kinds.items()} for q, kinds in scores.items()}
     if args.json is not None:
-        config = {**corpus_config(args), "query": queries, "top": args.top}
+        config = {**basis.config, "query": queries, "top": args.top}
         if args.json == "-":
             sys.stdout.write(to_json_text(result))
         else:
@@ -63,7 +63,7 @@ def run(args) -> int:
             write_json_atomic(sidecar, provenance(config, args.seed if args.corpus == "synthetic" else None))
             print(f"wrote associations of {len(queries)} queries to {path} (provenance in {sidecar})")
         return 0
-    print(f"V={len(tokens)}, T={corpus.context_length}, N={corpus.num_sequences} windows")
+    print(f"V={len(tokens)}, T={basis.T}, N={basis.N} windows")
     for query, kinds in scores.items():
         print(f"\n{query}")
         for kind in ASSOCIATION_KINDS:

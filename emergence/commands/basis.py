@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "basis"
 HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory (.npz)"
@@ -23,25 +23,19 @@ def add_arguments(parser):
 def run(args) -> int:
     import numpy as np
 
-    from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
+    from emergence.numerics.io import to_json_text, write_npz_atomic
 
-    corpus, stats = corpus_and_statistics(args)
-    record = provenance(corpus_config(args), args.seed if args.corpus == "synthetic" else None)
+    basis = corpus_and_statistics(args)
     write_npz_atomic(
         args.out,
-        B=stats.bigram,
-        Sigma=stats.interchangeability,
-        Phi=stats.context,
-        G=stats.composed,
-        Q=stats.key_query,
-        Delta=stats.positional,
-        vocab=np.array(corpus.vocabulary.tokens, dtype=str),
-        T=np.int64(corpus.context_length),
-        N=np.int64(corpus.num_sequences),
-        provenance=np.array(to_json_text(record)),
+        **basis.arrays(),
+        vocab=np.array(basis.tokens, dtype=str),
+        T=np.int64(basis.T),
+        N=np.int64(basis.N),
+        provenance=np.array(to_json_text(basis.provenance)),
     )
     print(
-        f"wrote B, Sigma, Phi, G, Q, Delta for V={corpus.vocabulary.size}, T={corpus.context_length}, "
-        f"N={corpus.num_sequences} windows ({corpus.documents_used} of {corpus.documents_total} documents) to {args.out}"
+        f"wrote B, Sigma, Phi, G, Q, Delta for V={len(basis.tokens)}, T={basis.T}, N={basis.N} windows "
+        f"({basis.details['documents_used']} of {basis.details['documents_total']} documents) to {args.out}"
     )
     return 0

@@ -289,27 +289,3 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
         },
         "causal_removal": causal_removal(model, windows, directions),
     }
-
-
-def plot_cosines(result: dict[str, Any], path, image_format: str = "png") -> None:
-    """Cosine (minimum over layers) against epoch for every component; window shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = np.arange(1, len(result["steps"]) + 1)
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for name in COMPONENTS:
-        values = [_minimum(list(v)) for v in zip(*result["cosine"][name])]
-        axis.plot(epochs, [np.nan if v is None else v for v in values], marker="o", ms=3, label=name)
-    inside = [e for e, w in zip(epochs, result["within_window"]) if w]
-    if inside:
-        axis.axvspan(0.5, max(inside) + 0.5, color="0.9", label="theorem window")
-    axis.set_xlabel("epoch")
-    axis.set_ylabel("cosine with leading term (min over layers)")
-    axis.set_title(f"leading terms, {result['config']['corpus']}, lr={result['config']['lr']}")
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, format=image_format)
-    plt.close(figure)
