@@ -107,7 +107,8 @@ def run_copy_experiment(config: CopyExperiment):
         predicted, note = None, str(error)
     return CopyHeadValidation(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
-        settings={k: v for k, v in asdict(config).items() if k not in ("out", "progress", "workers")},
+        settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
+                  if k not in ("out", "progress", "workers")},
         predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
         prediction_note=note, results_folder=str(out),
         provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),
