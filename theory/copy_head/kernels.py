@@ -69,6 +69,10 @@ def scales_module() -> KernelModule:
     lam_law, beta_law = SCALE_LAWS["lam"], SCALE_LAWS["beta"]
     normalised = L ** (-2 * k)
     kernels = (
+        _kernel("copy_head_scale_laws", KNOBS,
+                tuple((name, law) for name, law in SCALE_LAWS.items()),
+                "The convention's scale laws: entry variance of the attention weight, readout prior "
+                "variance, inverse temperature."),
         _kernel("copy_head_scales", KNOBS,
                 (("s1", _with_laws(scales_T["s1"])), ("sG", _with_laws(scales_T["sG"])),
                  ("lam", lam_law), ("beta", beta_law)),
