@@ -282,13 +282,21 @@ def scaling_ratios_figure(verdicts, ax=None):
     return figure
 
 
+def _signed_image(axis, array):
+    """``array`` as an image on a colour scale centred on zero (red positive, blue negative)."""
+    import numpy as np
+
+    limit = float(np.max(np.abs(array))) or 1.0
+    return axis.imshow(array, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+
+
 def basis_figure(record, ax=None):
     r"""The bigram statistic :math:`\bar B` and the context statistic :math:`\bar\Phi` as images
     (token index on both axes)."""
     arrays = record.arrays()
     figure, axes = new_figure(2, ax, size=(4.6, 4.0))
     for axis, (symbol, title) in zip(axes, (("B", r"bigram $\bar B$"), ("Phi", r"context $\bar\Phi$"))):
-        image = axis.imshow(arrays[symbol], cmap="RdBu_r", interpolation="nearest")
+        image = _signed_image(axis, arrays[symbol])
         axis.set_title(f"{title} ($V = {len(record.tokens)}$, $N = {record.N}$ windows)", fontsize=9)
         axis.set_xlabel("token index $k$")
         axis.set_ylabel("token index $j$")
@@ -301,7 +309,7 @@ def leading_weights_figure(record, ax=None):
     figure, axes = new_figure(2, ax, size=(4.6, 4.0))
     for axis, (name, title) in zip(axes, (("W_O", "$W_O$"), ("V_l", "$V^{(1)}$"))):
         array = record.weights[name]
-        image = axis.imshow(array if name == "W_O" else array[0], cmap="RdBu_r", interpolation="nearest")
+        image = _signed_image(axis, array if name == "W_O" else array[0])
         axis.set_title(f"predicted {title} after $s = {record.steps}$ steps, $\\eta = {record.lr:g}$", fontsize=9)
         axis.set_xlabel("token index")
         axis.set_ylabel("token index")

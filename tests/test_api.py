@@ -186,9 +186,35 @@ def test_copy_head_validation_is_one_record_for_the_cli_and_the_demo(tmp_path):
                                               out=str(tmp_path / "runs"), progress=False)
     assert main(["validate", "copy-head", "--attention", "softmax", "--L", "4", "--V", "3", "--P-grid", "4,16",
                  "--seeds", "1", "--steps", "20", "--convention", "architecture=M", "--device", "cpu",
-                 "--workers", "1", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json")]) == 0
+                 "--workers", "1", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json"),
+                 "--plot", str(tmp_path / "cli.png")]) == 0
     from_cli = CopyHeadValidation.from_dict(json.loads((tmp_path / "r.json").read_text()))
     assert from_cli.measured == validation.measured and from_cli.settings == validation.settings
+    from emergence.demo_figures import draw_plots, plot_record
+
+    draw_plots([plot_record("demo.png", "copy_task", from_cli)], tmp_path)
+    assert (tmp_path / "demo.png").read_bytes() == (tmp_path / "cli.png").read_bytes()
+
+
+def test_the_demo_recomputes_its_cached_copy_task_runs_after_a_code_change(tmp_path, monkeypatch):
+    import emergence.validation.sweeps as sweeps
+    from emergence.demo import DemoContext
+    from emergence.demo_steps import _copy_task_experiment
+
+    experiment = {"attention": "linear", "L": 4, "V": 3, "P": [4, 8], "seeds": 1, "adam_steps": 10,
+                  "sgld_burn_in": 10, "sgld_draws": 4, "sgld_thin": 1, "chains": 1, "objective": "marginal"}
+    context = DemoContext(out=tmp_path, quick=True, seed=0, corpus=None)
+    runs = tmp_path / "steps" / "copy_task_runs"
+    for code in ("code-A", "code-A", "code-B"):
+        monkeypatch.setattr(sweeps, "source_fingerprint", lambda packages=sweeps.SCIENCE_PACKAGES, c=code: c)
+        before = {f.name: f.stat().st_mtime_ns for f in runs.iterdir()} if runs.exists() else {}
+        _copy_task_experiment(experiment, context)
+        after = {f.name: f.stat().st_mtime_ns for f in runs.iterdir()}
+        assert len(after) == 4  # two P, Adam and SGLD
+        assert {json.loads((runs / name).read_text())["code"] for name in after} == {code}
+        if before:
+            reused = [name for name in after if after[name] == before.get(name)]
+            assert reused == (list(after) if code == "code-A" else [])
 
 
 def test_derive_returns_sympy_steps():
