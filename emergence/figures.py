@@ -7,7 +7,7 @@ a plain :class:`matplotlib.figure.Figure` (not registered with ``pyplot``), whic
 displays and :func:`save_figure` writes with the non-interactive renderer of the file's format.
 
 ``ax``: ``None`` makes a new figure with every panel; one :class:`~matplotlib.axes.Axes`
-draws the first panel into it; a sequence of axes draws one panel into each.
+draws the first panel into it; a sequence (or NumPy array) of axes draws one panel into each.
 
 Conventions: the size on a log axis is :math:`P` (training sequences); axis labels are
 mathematical notation with units ("dimensionless" where a quantity has none); every vertical
@@ -76,7 +76,7 @@ def new_figure(panels: int, ax=None, *, columns: int | None = None, size: tuple[
         figure = Figure(figsize=(size[0] * columns, size[1] * rows), layout="constrained")
         axes = figure.subplots(rows, columns, squeeze=False).ravel().tolist()
         return figure, axes[:panels]
-    axes = list(ax) if isinstance(ax, Sequence) else [ax]
+    axes = list(ax.flat) if hasattr(ax, "flat") else list(ax) if isinstance(ax, Sequence) else [ax]
     return axes[0].figure, axes[:panels]
 
 

@@ -95,6 +95,11 @@ def test_the_cli_and_the_demo_draw_byte_identical_figures_from_one_record(tmp_pa
     assert cli[:8] == b"\x89PNG\r\n\x1a\n" and cli == demo
     emergence.figures.save_figure(record.plot(), tmp_path / "notebook.png")
     assert (tmp_path / "notebook.png").read_bytes() == cli
+    from matplotlib.figure import Figure
+
+    own = Figure()
+    panels = own.subplots(2, 1)  # a NumPy array of axes, as from pyplot.subplots
+    assert record.plot(ax=panels) is own and all(axis.lines for axis in panels)
 
 
 def _cosine_record(cosine: dict) -> LeadingTermValidation:
