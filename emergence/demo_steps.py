@@ -118,24 +118,13 @@ def _key_equations(document: dict, wanted: list[tuple[str, str]]) -> list[dict]:
     return [found[key] for key in wanted if key in found]
 
 
+LEADING_WEIGHT_NAMES = {"output": "W_O (times B̄)", "value": "V (times Φ̄ᵀB̄ᵀ)", "key_query": "W, P (times Q̄, Δ)"}
+
+
 def _leading_coefficients() -> dict:
-    import sympy as sp
+    from emergence.theory.leading_terms.recursion import comparison_with_paper
 
-    from emergence.theory.leading_terms.recursion import eta, s, step_coefficients
-
-    derived = step_coefficients()
-    binomial = {"output": s, "value": sp.binomial(s, 2), "key_query": 3 * sp.binomial(s, 4) + 2 * sp.binomial(s, 3)}
-    powers = {"output": 1, "value": 2, "key_query": 4}
-    rows = []
-    for name, weight in (("output", "W_O (times B̄)"), ("value", "V (times Φ̄ᵀB̄ᵀ)"), ("key_query", "W, P (times Q̄, Δ)")):
-        coefficient = sp.factor(derived[name] / eta ** powers[name])
-        difference = sp.simplify(sp.expand_func(binomial[name]) - coefficient)
-        rows.append({
-            "weight": weight, "name": name, "sympy": sp.sstr(derived[name]), "latex": sp.latex(derived[name]),
-            "paper_form": sp.sstr(binomial[name]), "equals_paper_form": bool(difference == 0),
-            "values_s_1_to_6": [int(coefficient.subs(s, k)) for k in range(1, 7)],
-        })
-    return {"coefficients": rows}
+    return {"coefficients": [{"weight": LEADING_WEIGHT_NAMES[row["name"]], **row} for row in comparison_with_paper()]}
 
 
 def derivations_step(context: DemoContext) -> Section:
