@@ -80,13 +80,27 @@ def new_figure(panels: int, ax=None, *, columns: int | None = None, size: tuple[
     return axes[0].figure, axes[:panels]
 
 
+def figure_format(path: str | Path, format: str | None = None) -> str:
+    """The image format of ``path`` (its suffix, default PNG); a one-line
+    :class:`~emergence.theory.errors.EmergenceError` when matplotlib cannot write it (check before long work)."""
+    from matplotlib.figure import Figure
+
+    from emergence.theory.errors import EmergenceError
+
+    format = (format or Path(path).suffix.lstrip(".") or "png").lower()
+    supported = Figure().canvas.get_supported_filetypes()
+    if format not in supported:
+        raise EmergenceError(f"cannot write a figure as .{format}; use one of {', '.join(sorted(supported))}")
+    return format
+
+
 def save_figure(figure, path: str | Path, format: str | None = None) -> Path:
     """Write ``figure`` atomically (format from the suffix, default PNG), without a timestamp, so the
     same record gives the same bytes; return the path."""
     from emergence.numerics.io import atomic_path
 
     path = Path(path)
-    format = format or path.suffix.lstrip(".") or "png"
+    format = figure_format(path, format)
     metadata = {"Software": None} if format == "png" else {"Creator": None} if format in ("pdf", "svg") else None
     if format == "pdf":
         metadata["CreationDate"] = None

@@ -110,6 +110,13 @@ def _cosine_record(cosine: dict) -> LeadingTermValidation:
                                  min_cosine_within_window={})
 
 
+def test_an_unknown_figure_format_is_a_one_line_error(tmp_path, capsys):
+    assert main(["phase-diagram", "--attention", "linear", "--L", "16", "--V", "4", "--points", "20",
+                 "--plot", str(tmp_path / "figure.xyz")]) == 2
+    assert capsys.readouterr().err.strip().startswith("emergence: error: cannot write a figure as .xyz")
+    assert not list(tmp_path.iterdir())
+
+
 def test_cosine_figure_shows_every_layer_an_exact_match_and_undefined_epochs():
     """Coinciding layers each get a line; 1 - cos = 0 and an undefined cosine are drawn and labelled."""
     record = _cosine_record({"W_O": [[1.0, 0.999, 0.99]], "V": [[None, 0.9, 0.8], [None, 0.9, 0.8]],

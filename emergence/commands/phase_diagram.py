@@ -27,11 +27,13 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from emergence.api import phase_diagram
-    from emergence.figures import save_figure
+    from emergence.figures import figure_format, save_figure
     from emergence.numerics.copy_head.phase_diagram import check_grid
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
 
     grid = check_grid(args.P_min, args.P_max, args.points)
+    if args.plot:
+        figure_format(args.plot)
     diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
     diagram.provenance = provenance(vars_for_record(args), seed=None)
     record = diagram.to_dict()

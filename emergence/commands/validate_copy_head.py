@@ -67,7 +67,7 @@ def run(args) -> int:
     import sys
 
     from emergence.copy_experiment import CopyExperiment, run_copy_experiment
-    from emergence.figures import save_figure
+    from emergence.figures import figure_format, save_figure
     from emergence.numerics.io import to_json_text, write_json_atomic
 
     experiment = CopyExperiment(
@@ -76,6 +76,8 @@ def run(args) -> int:
         sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, out=args.out,
     )
+    if args.plot:
+        figure_format(args.plot)
     validation = run_copy_experiment(experiment)
     if validation.prediction_note:
         print(f"emergence: note: no theory curves ({validation.prediction_note}); reporting measurements only",

@@ -46,9 +46,11 @@ def run(args) -> int:
     from tqdm import tqdm
 
     from emergence.api import validate_leading_terms
-    from emergence.figures import save_figure
+    from emergence.figures import figure_format, save_figure
     from emergence.numerics.io import to_json_text, write_json_atomic
 
+    if args.plot is not None:
+        figure_format(args.plot)
     with tqdm(total=args.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
 
         def progress(done: int, total: int, loss: float) -> None:
