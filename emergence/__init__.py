@@ -2,11 +2,19 @@
 
 The importable science lives in three layers, with imports pointing one way::
 
-    validation  ->  numerics  ->  theory
+    cli  ->  report  ->  validation  ->  numerics  ->  theory
 
 ``theory`` derives (SymPy), ``numerics`` evaluates (generated array kernels, corpus
 statistics, solvers, mpmath asymptotics), ``validation`` trains torch models.  This
-package holds only the command line and the report that sit on top.
+package holds the Python API (:mod:`emergence.api`, its records and figures), the command
+line and the report that sit on top.
+
+The API's functions are attributes of the package, imported on first use, so that
+``import emergence`` stays light (no torch, matplotlib, hypothesis or SymPy)::
+
+    >>> import emergence
+    >>> diagram = emergence.phase_diagram("softmax", 64, 8)     # doctest: +SKIP
+    >>> diagram.transitions["P_star"]                          # doctest: +SKIP
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -15,3 +23,21 @@ try:
     __version__ = version("emergence")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.1.0+source"
+
+API = ("phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head",
+       "validate_leading_terms", "run_copy_experiment", "CopyExperiment")
+"""The names of :mod:`emergence.api` offered at the top of the package."""
+
+__all__ = ["__version__", *API]
+
+
+def __getattr__(name: str):
+    if name in API:
+        from emergence import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'emergence' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(API))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -24,26 +23,12 @@ from emergence.numerics.io import ensure_writable_directory, provenance, read_js
 ENGINE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
 
 
-@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 (16 hex digits) of every Python source file of the engine, in path order.
+    """SHA-256 (16 hex digits) of every Python source file of the engine (science layers, CLI and
+    report), in path order (:func:`emergence.validation.sweeps.source_fingerprint`)."""
+    from emergence.validation.sweeps import source_fingerprint
 
-    Files are named relative to their package's folder, so a source checkout and an installed
-    copy of the same code give the same fingerprint.
-    """
-    import importlib
-
-    digest = hashlib.sha256()
-    seen: set[Path] = set()
-    for package in ENGINE_PACKAGES:
-        folder = Path(importlib.import_module(package).__file__).resolve().parent
-        for path in sorted(folder.rglob("*.py")):
-            if path in seen or "__pycache__" in path.parts:
-                continue
-            seen.add(path)
-            digest.update(f"{package}/{path.relative_to(folder).as_posix()}".encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return source_fingerprint(ENGINE_PACKAGES)
 
 
 def file_fingerprint(path: Path) -> str:

@@ -3,15 +3,17 @@
 =================  =====================================================================
 step               calls (the same functions as the command named)
 =================  =====================================================================
-``derivations``    ``emergence.theory.copy_head.steps.derivation_steps`` + ``render_json``
-                   (``emergence derive copy-head``); ``emergence.theory.leading_terms.recursion``
-``phase_diagrams`` ``emergence.numerics.copy_head.phase_diagram`` (``emergence phase-diagram``)
-``scaling``        ``emergence.numerics.copy_head.scaling.scaling_report`` (``emergence scaling``)
-``copy_task``      ``emergence.validation.copy_task.experiment`` through ``emergence.validation.sweeps.run_sweep``
-                   (``emergence validate copy-head``), theory from the phase diagram
-``leading_terms``  ``emergence.validation.leading_terms.experiment`` (``emergence validate leading-terms``)
+``derivations``    :func:`emergence.api.derive` (``emergence derive copy-head``);
+                   ``emergence.theory.leading_terms.recursion``
+``phase_diagrams`` :func:`emergence.api.phase_diagram` (``emergence phase-diagram``)
+``scaling``        :func:`emergence.api.scaling` (``emergence scaling``)
+``copy_task``      :func:`emergence.copy_experiment.run_copy_experiment` (``emergence validate copy-head``)
+``leading_terms``  :func:`emergence.api.validate_leading_terms` (``emergence validate leading-terms``)
 ``associations``   ``emergence.numerics.leading_terms.associations`` (``emergence associate``)
 =================  =====================================================================
+
+Figures are drawn by :mod:`emergence.figures` from the same records (``record.plot()``), so
+the report's figures and the commands' ``--plot`` files are the same pictures.
 
 Sizes are fixed per mode (:data:`QUICK` / :data:`FULL`) and listed in each step's
 ``settings``, which key the stored results.  Nothing here is fitted or tuned: every number in
@@ -21,7 +23,6 @@ whose ``data`` holds every number shown and the plotted arrays (``data["plots"]`
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -106,11 +107,9 @@ COPY_HEAD_KEY_RESULTS = {
 
 
 def _copy_head_derivation(attention: str) -> dict:
-    from emergence.theory.copy_head.steps import derivation_steps
-    from emergence.theory.derivation_steps import render_json
+    from emergence.api import derive
 
-    return json.loads(render_json(derivation_steps(attention, "T"), theory="copy-head", attention=attention,
-                                  architecture="T"))
+    return derive("copy-head", attention, "T").to_dict()
 
 
 def _key_equations(document: dict, wanted: list[tuple[str, str]]) -> list[dict]:
@@ -119,24 +118,13 @@ def _key_equations(document: dict, wanted: list[tuple[str, str]]) -> list[dict]:
     return [found[key] for key in wanted if key in found]
 
 
+LEADING_WEIGHT_NAMES = {"output": "W_O (times B̄)", "value": "V (times Φ̄ᵀB̄ᵀ)", "key_query": "W, P (times Q̄, Δ)"}
+
+
 def _leading_coefficients() -> dict:
-    import sympy as sp
+    from emergence.theory.leading_terms.recursion import comparison_with_paper
 
-    from emergence.theory.leading_terms.recursion import eta, s, step_coefficients
-
-    derived = step_coefficients()
-    binomial = {"output": s, "value": sp.binomial(s, 2), "key_query": 3 * sp.binomial(s, 4) + 2 * sp.binomial(s, 3)}
-    powers = {"output": 1, "value": 2, "key_query": 4}
-    rows = []
-    for name, weight in (("output", "W_O (times B̄)"), ("value", "V (times Φ̄ᵀB̄ᵀ)"), ("key_query", "W, P (times Q̄, Δ)")):
-        coefficient = sp.factor(derived[name] / eta ** powers[name])
-        difference = sp.simplify(sp.expand_func(binomial[name]) - coefficient)
-        rows.append({
-            "weight": weight, "name": name, "sympy": sp.sstr(derived[name]), "latex": sp.latex(derived[name]),
-            "paper_form": sp.sstr(binomial[name]), "equals_paper_form": bool(difference == 0),
-            "values_s_1_to_6": [int(coefficient.subs(s, k)) for k in range(1, 7)],
-        })
-    return {"coefficients": rows}
+    return {"coefficients": [{"weight": LEADING_WEIGHT_NAMES[row["name"]], **row} for row in comparison_with_paper()]}
 
 
 def derivations_step(context: DemoContext) -> Section:
@@ -178,9 +166,8 @@ def _closed_forms(L: int, V: int) -> dict:
     """The kernels' closed-form P1 and copy-mode onset, and the derived softmax dominant balance, at 30 digits."""
     import mpmath
 
-    from emergence.commands.scaling import derived_reference
     from emergence.numerics.copy_head.reduced_action import default_convention
-    from emergence.numerics.copy_head.scaling import kernel_reference
+    from emergence.numerics.copy_head.scaling import derived_reference, kernel_reference
 
     ctx = mpmath.mp.clone()
     ctx.dps = 30
@@ -195,17 +182,17 @@ def _closed_forms(L: int, V: int) -> dict:
 
 
 def phase_diagrams_step(context: DemoContext) -> Section:
-    from emergence.numerics.copy_head.phase_diagram import check_grid, phase_diagram
-    from emergence.numerics.copy_head.reduced_action import default_convention, reduced_action
+    from emergence.api import phase_diagram
+    from emergence.numerics.copy_head.phase_diagram import check_grid
 
     L, V = PHASE_DIAGRAM["L"], PHASE_DIAGRAM["V"]
     grid = check_grid(PHASE_DIAGRAM["P_min"], PHASE_DIAGRAM["P_max"], PHASE_DIAGRAM["points"])
-    convention = default_convention()
     records, plots = {}, []
     with _progress(2, "phase diagrams") as bar:
         for attention in ("linear", "softmax"):
-            records[attention] = phase_diagram(reduced_action(attention, L, V, convention), grid).as_record(convention)
-            plots.append(plot_record(f"figures/phase_diagram_{attention}.png", "phase_diagram", records[attention]))
+            diagram = phase_diagram(attention, L, V, P=grid)
+            records[attention] = diagram.to_dict()
+            plots.append(plot_record(f"figures/phase_diagram_{attention}.png", "phase_diagram", diagram))
             bar.update(1)
     closed = _closed_forms(L, V)
     linear, softmax = records["linear"]["transitions"], records["softmax"]["transitions"]
@@ -257,65 +244,30 @@ def scaling_settings(context: DemoContext) -> dict:
     return {"scaling": mode(context)["scaling"]}
 
 
-def _claim_summary(report: dict) -> dict:
-    """Per sweep: sizes, measured local exponents, the law's own local exponents, spread, ratios, fit."""
-    sweeps = []
-    for variable, exponents in report["local_exponent"].items():
-        sizes = [s[variable] for s in report["sizes"] if s["sweep"] == variable]
-        ratios = report["ratio"][variable]
-        law_exponents = [
-            e - (math.log(ratios[k + 1]) - math.log(ratios[k])) / (math.log(sizes[k + 1]) - math.log(sizes[k]))
-            for k, e in enumerate(exponents)
-        ]
-        tail = exponents[-3:]
-        fit = report["fit"][variable]
-        reference = fit.get("reference") or {}
-        sweeps.append({
-            "variable": variable, "sizes": sizes, "transition": [p for p, s in zip(report["P_star"], report["sizes"])
-                                                                  if s["sweep"] == variable],
-            "local_exponent": exponents, "law_local_exponent": law_exponents,
-            "exponent": exponents[-1], "spread": max(tail) - min(tail), "law_exponent": law_exponents[-1],
-            "ratio": ratios, "residual_exponent": fit["residual_exponent"][-1], "fit": fit["coefficients"],
-            "fit_form": fit["form"], "fit_residual": fit["residual"],
-            "reference_form": reference.get("form"), "reference_sizes": reference.get("sizes"),
-            "reference_ratio": reference.get("ratio"), "reference_consistent": reference.get("consistent"),
-        })
-    return {"claim": report["claim"], "law": report["law"], "holds": report["holds"],
-            "tolerance": report["tolerance"], "dps": report["dps"], "sweeps": sweeps}
-
-
-CLAIM_TEXT = {
-    "linear-second-order": "linear: 2nd-order transition P1 ~ V²",
-    "linear-crossover": "linear: crossover ~ L^{3/2} V^{1/2}",
-    "softmax-first-order": "softmax: 1st-order P* ~ L ln²L",
-}
-
-
 def scaling_step(context: DemoContext) -> Section:
-    from emergence.commands.scaling import derived_reference
-    from emergence.numerics.copy_head.reduced_action import default_convention
-    from emergence.numerics.copy_head.scaling import scaling_report
+    from emergence.api import scaling
+    from emergence.numerics.copy_head.scaling import CLAIMS
 
     settings = mode(context)["scaling"]
-    convention = default_convention()
-    claims = []
-    with _progress(len(CLAIM_TEXT), "scaling claims") as bar:
-        for claim in CLAIM_TEXT:
-            report = scaling_report(claim, convention, dps=settings["dps"], fast=settings["fast"],
-                                    reference=derived_reference(claim, convention))
-            claims.append(_claim_summary(report))
+    claims, verdicts = [], []
+    with _progress(len(CLAIMS), "scaling claims") as bar:
+        for claim in CLAIMS:
+            verdict = scaling(claim, dps=settings["dps"], fast=settings["fast"])
+            verdicts.append(verdict)
+            claims.append({"claim": verdict.claim, "law": verdict.law, "holds": verdict.holds,
+                           "tolerance": verdict.tolerance, "dps": verdict.dps, "sweeps": verdict.sweeps()})
             bar.update(1)
     rows = []
     for claim in claims:
         for sweep in claim["sweeps"]:
             rows.append([
-                CLAIM_TEXT[claim["claim"]], f"{sweep['variable']} = {sweep['sizes'][0]}…{sweep['sizes'][-1]} "
+                CLAIMS[claim["claim"]].text, f"{sweep['variable']} = {sweep['sizes'][0]}…{sweep['sizes'][-1]} "
                 f"({len(sweep['sizes'])})", _fmt(sweep["exponent"]), _fmt(sweep["spread"], 2),
                 _fmt(sweep["law_exponent"]), f"{sweep['residual_exponent']:+.3f} (±{claim['tolerance']:g})",
                 _fmt(sweep["ratio"][-1]), _fmt(sweep["reference_ratio"][-1]) if sweep.get("reference_ratio") else "—",
                 "yes" if claim["holds"] else "no",
             ])
-    plots = [plot_record("figures/scaling_ratios.png", "scaling_ratios", {"claims": claims})]
+    plots = [plot_record("figures/scaling_ratios.png", "scaling_ratios", verdicts)]
     draw_plots(plots, context.out)
     body = "\n".join([
         f"Each transition is located on the reduced action at {settings['dps']} digits on exponentially spaced "
@@ -345,48 +297,30 @@ def copy_task_settings(context: DemoContext) -> dict:
     return {"copy_task": mode(context)["copy_task"], "seed": context.seed}
 
 
-def _measure_copy_task(experiment: dict, optimizer: str, context: DemoContext) -> dict:
-    from functools import partial
+def _copy_task_experiment(experiment: dict, context: DemoContext) -> list:
+    """Adam and SGLD runs of one demo experiment (:func:`emergence.copy_experiment.run_copy_experiment`)."""
+    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
 
-    from emergence.validation.copy_task.analysis import measured_curves
-    from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.experiment import point_config, run_copy_point
-    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
-
-    attention, L, V = experiment["attention"], experiment["L"], experiment["V"]
-    convention = CopyTaskConvention.parse("", attention=attention)
-    settings = {key: experiment[key]
-                for key in ("sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "adam_steps", "objective")}
-    configs = [point_config(attention, optimizer, L, V, P, experiment["seeds"], convention, seed=context.seed, **settings)
-               for P in experiment["P"]]
-    executor = InProcessExecutor() if context.quick else LocalProcessExecutor(2)
-    results = run_sweep(partial(run_copy_point, device="cpu"), configs, context.out / "steps" / "copy_task_runs",
-                        executor=executor, progress=True, description=f"copy task {attention} {optimizer}")
-    return measured_curves(attention, optimizer, experiment["P"], results)
+    budget = {key: experiment[key] for key in
+              ("seeds", "adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "objective")}
+    return [run_copy_experiment(CopyExperiment(
+        experiment["attention"], experiment["L"], experiment["V"], tuple(experiment["P"]), optimizer=optimizer,
+        seed=context.seed, device="cpu", workers=1 if context.quick else 2,
+        out=str(context.out / "steps" / "copy_task_runs"), **budget)) for optimizer in ("adam", "sgld")]
 
 
-def _copy_task_experiment(experiment: dict, context: DemoContext) -> dict:
-    from emergence.validation.copy_task.analysis import agreement
-    from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
-
-    import numpy as np
-
-    attention, L, V = experiment["attention"], experiment["L"], experiment["V"]
-    P = experiment["P"]
-    fine = np.geomspace(P[0] / 2, P[-1] * 2, 200)
-    predicted = predicted_phase_diagram(attention, L, V, CopyTaskConvention(attention=attention), fine)
-    measured, comparison = {}, {}
-    for optimizer in ("adam", "sgld"):
-        measured[optimizer] = _measure_copy_task(experiment, optimizer, context)
-        comparison[optimizer] = agreement(attention, measured[optimizer], predicted)
-    return {"attention": attention, "L": L, "V": V, "settings": experiment, "predicted": predicted,
-            "measured": measured, "agreement": comparison}
+def _experiment_data(experiment: dict, runs: list) -> dict:
+    """The section's record of one experiment: the theory once, measurements and agreement per optimizer."""
+    first = runs[0]
+    return {"attention": first.attention, "L": first.L, "V": first.V, "settings": experiment,
+            "predicted": first.predicted, "measured": {r.optimizer: r.measured for r in runs},
+            "agreement": {r.optimizer: r.agreement for r in runs}}
 
 
 def copy_task_step(context: DemoContext) -> Section:
-    experiments = [_copy_task_experiment(e, context) for e in mode(context)["copy_task"]]
-    plots = [plot_record(f"figures/copy_task_{e['attention']}.png", "copy_task", e) for e in experiments]
+    runs = [_copy_task_experiment(e, context) for e in mode(context)["copy_task"]]
+    experiments = [_experiment_data(e, r) for e, r in zip(mode(context)["copy_task"], runs)]
+    plots = [plot_record(f"figures/copy_task_{r[0].attention}.png", "copy_task", r) for r in runs]
     draw_plots(plots, context.out)
     lines, summary = [], []
     for e in experiments:
@@ -446,27 +380,23 @@ def leading_terms_settings(context: DemoContext) -> dict:
 
 
 def leading_terms_step(context: DemoContext) -> Section:
-    from emergence.validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
+    from emergence.api import validate_leading_terms
 
     corpus = "synthetic" if context.corpus is None else str(context.corpus)
-    runs = []
+    validations, runs = [], []
     for settings in mode(context)["leading_terms"]:
-        config = LeadingTermRun(corpus=corpus, layers=settings["layers"], lr=settings["lr"], epochs=settings["epochs"],
-                                context_length=LEADING_T, max_sequences=settings["max_sequences"], seed=context.seed,
-                                device="cpu")
-        with _progress(config.epochs, f"leading terms lr={config.lr:g}") as bar:
-            result = run_leading_term_validation(config, progress=lambda done, total, loss: bar.update(1))
-        runs.append({
-            "lr": config.lr, "layers": config.layers, "corpus": result["corpus"], "steps": result["steps"],
-            "loss": result["loss"], "initial_loss": result["initial_loss"], "step_limit": result["step_limit"],
-            "within_window": result["within_window"], "size_conditions": result["size_conditions"],
-            "cosine": result["cosine"], "min_cosine": result["min_cosine"],
-            "min_cosine_within_window": result["min_cosine_within_window"],
-            "relative_error_slope": result["relative_error_slope"],
-            "relative_error_slope_late": result["relative_error_slope_late"],
-            "causal_removal": result["causal_removal"],
-        })
-    plots = [plot_record("figures/leading_term_cosines.png", "leading_cosines", {"runs": runs})]
+        with _progress(settings["epochs"], f"leading terms lr={settings['lr']:g}") as bar:
+            validation = validate_leading_terms(
+                corpus, progress=lambda done, total, loss: bar.update(1), layers=settings["layers"],
+                lr=settings["lr"], epochs=settings["epochs"], context_length=LEADING_T,
+                max_sequences=settings["max_sequences"], seed=context.seed, device="cpu")
+        validations.append(validation)
+        result = validation.to_dict()
+        runs.append({"lr": settings["lr"], "layers": settings["layers"]} | {key: result[key] for key in (
+            "corpus", "steps", "loss", "initial_loss", "step_limit", "within_window", "size_conditions", "cosine",
+            "min_cosine", "min_cosine_within_window", "relative_error_slope", "relative_error_slope_late",
+            "causal_removal")})
+    plots = [plot_record("figures/leading_term_cosines.png", "leading_cosines", validations)]
     draw_plots(plots, context.out)
     rows = []
     for run in runs:

@@ -6,12 +6,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics, softmax_jacobian_tensor, uniform_causal_attention
+from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS as FIELDS
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 from emergence.numerics.corpus.markov import expected_bigram, sample_markov_windows
 from emergence.validation.strategies import markov_chains, token_corpora
 
-FIELDS = {"B": "bigram", "Sigma": "interchangeability", "Phi": "context", "G": "composed", "Q": "key_query",
-          "Delta": "positional"}
 
 
 def _scale(array):

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emergence.numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
-from emergence.theory.copy_head.asymptotics import coexistence_solution, ell_of_L, leading_P_star
+from emergence.numerics.copy_head.scaling import ell_of_L
+from emergence.theory.copy_head.asymptotics import coexistence_solution, leading_P_star
 from emergence.theory.copy_head.isotropic_bound import isotropic_ratio
 from emergence.theory.copy_head.symbols import L as L_symbol, V as V_symbol, sG
 from emergence.validation.copy_head_derivation_golden import softmax_coexistence

@@ -5,6 +5,9 @@ Every finished run is written to ``<out>/<run_key(config)>.json`` (atomic rename
 provenance: configuration, seed, versions), so an interrupted sweep resumes by skipping
 every configuration whose file exists.  :func:`run_key` is a stable hash of the
 canonical JSON of the configuration (sorted keys), independent of dict order and process.
+A stored run is reused only when it was made by the same engine code as well
+(:func:`source_fingerprint` of the science packages): after a change to the training code,
+every run is recomputed and its file replaced.
 
 Executors share one interface, ``map_unordered(work, configs)`` yielding
 ``(index, result)`` as runs finish: :class:`InProcessExecutor` (tests, a GPU: runs in
@@ -25,9 +28,11 @@ True
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -35,6 +40,34 @@ from emergence.numerics.io import ensure_writable_directory, provenance, read_js
 from emergence.validation.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
+
+SCIENCE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation")
+"""The packages whose code decides what a run computes (the CLI and the report do not)."""
+
+
+def folder_fingerprint(folders: dict[str, Path]) -> str:
+    """SHA-256 (16 hex digits) of every ``*.py`` file under each named folder, in path order.
+
+    Files are named ``<name>/<path relative to the folder>``, so a source checkout and an
+    installed copy of the same code give the same fingerprint.
+    """
+    digest = hashlib.sha256()
+    seen: set[Path] = set()
+    for name, folder in folders.items():
+        for path in sorted(Path(folder).rglob("*.py")):
+            if path in seen or "__pycache__" in path.parts:
+                continue
+            seen.add(path)
+            digest.update(f"{name}/{path.relative_to(folder).as_posix()}".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def source_fingerprint(packages: tuple[str, ...] = SCIENCE_PACKAGES) -> str:
+    """:func:`folder_fingerprint` of the named packages' folders (the engine's code fingerprint)."""
+    return folder_fingerprint({package: Path(importlib.import_module(package).__file__).resolve().parent
+                               for package in packages})
 
 
 def run_key(config: dict[str, Any]) -> str:
@@ -95,12 +128,15 @@ def run_sweep(
     executor: Executor | None = None,
     progress: bool = True,
     description: str = "runs",
+    code: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run every configuration not yet finished in ``out``; return all results in input order.
 
-    Each stored file holds ``{"config", "result", "provenance"}``; a file whose stored
-    configuration differs from the requested one (a hash collision) is recomputed.
+    Each stored file holds ``{"config", "code", "result", "provenance"}``; a file whose stored
+    configuration differs from the requested one (a hash collision) or whose ``code`` differs
+    from ``code`` (default: :func:`source_fingerprint`, the engine's code now) is recomputed.
     """
+    code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
     results: list[dict[str, Any] | None] = [None] * len(configs)
     pending = []
@@ -108,7 +144,7 @@ def run_sweep(
         path = result_path(folder, config)
         if path.exists():
             stored = read_json(path)
-            if stored.get("config") == json.loads(json.dumps(config, default=str)):
+            if stored.get("config") == json.loads(json.dumps(config, default=str)) and stored.get("code") == code:
                 results[index] = stored["result"]
                 continue
         pending.append(index)
@@ -125,7 +161,8 @@ def run_sweep(
             config = configs[index]
             write_json_atomic(
                 result_path(folder, config),
-                {"config": config, "result": result, "provenance": provenance(config, config.get("seed"))},
+                {"config": config, "code": code, "result": result,
+                 "provenance": provenance(config, config.get("seed"))},
             )
             results[index] = result
             if bar is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
@@ -31,81 +29,11 @@ def add_corpus_arguments(parser) -> None:
                         help="array backend for the statistics (default numpy)")
 
 
-def corpus_config(args) -> dict:
-    """The corpus options as a provenance dictionary."""
-    return {
-        "corpus": str(args.corpus),
-        "tokenizer": args.tokenizer,
-        "vocab": args.vocab,
-        "T": args.context_length,
-        "windows": args.windows,
-        "oov": args.oov,
-        "separator": args.separator,
-        "bpe_vocab": args.bpe_vocab,
-        "stream": getattr(args, "stream", False),
-        "backend": args.backend,
-    }
-
-
 def corpus_and_statistics(args, include_interchangeability: bool = True):
-    """Load the corpus the options describe and compute its basis statistics (NumPy arrays)."""
-    from emergence.numerics.backend import array_module, to_numpy
-    from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
-    from emergence.numerics.corpus.documents import load_corpus
+    """The corpus the options describe and its basis statistics: :func:`emergence.api.basis`."""
+    from emergence.api import basis
 
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
-
-    if args.bpe_vocab is not None and args.tokenizer != "bpe":
-        raise EmergenceError("--bpe-vocab sets the size of the BPE that --tokenizer bpe trains; add --tokenizer bpe")
-    if args.bpe_vocab is not None and args.bpe_vocab < 2:
-        raise InvalidSizeError(f"--bpe-vocab must be at least 2, got {args.bpe_vocab}")
-    xp = array_module(args.backend)
-    if getattr(args, "stream", False):
-        return _streamed_corpus_and_statistics(args, include_interchangeability)
-    corpus = load_corpus(
-        args.corpus if args.corpus == "synthetic" else Path(args.corpus),
-        tokenizer_name=args.tokenizer,
-        vocab_size=args.vocab,
-        context_length=args.context_length,
-        windows=args.windows,
-        oov=args.oov,
-        seed=args.seed,
-        separator=args.separator,
-        tokenizer_vocab=args.bpe_vocab,
-    )
-    stats = basis_statistics(
-        corpus.sequences, corpus.vocabulary.size, xp=xp, include_interchangeability=include_interchangeability
-    )
-    if xp.__name__ != "numpy":
-        stats = BasisStatistics(
-            **{
-                name: to_numpy(getattr(stats, name)) if getattr(stats, name) is not None else None
-                for name in ("bigram", "interchangeability", "context", "composed", "key_query", "positional")
-            },
-            num_sequences=stats.num_sequences,
-            context_length=stats.context_length,
-        )
-    return corpus, stats
-
-
-def _streamed_corpus_and_statistics(args, include_interchangeability: bool):
-    """The file read in blocks and its statistics accumulated chunk by chunk (NumPy), for corpora larger than memory."""
-    from emergence.numerics.corpus.streaming import stream_corpus
-    from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
-    from emergence.theory.errors import EmergenceError
-
-    if args.corpus == "synthetic" or args.backend != "numpy":
-        raise EmergenceError("--stream reads a corpus file with the numpy backend")
-    corpus = stream_corpus(
-        Path(args.corpus),
-        tokenizer_name=args.tokenizer,
-        vocab_size=args.vocab,
-        context_length=args.context_length,
-        windows=args.windows,
-        oov=args.oov,
-        separator=args.separator,
-        tokenizer_vocab=args.bpe_vocab,
-    )
-    stats = streamed_basis_statistics(corpus.chunks, corpus.vocabulary.size,
-                                      include_interchangeability=include_interchangeability)
-    return corpus, stats
+    return basis(args.corpus, tokenizer=args.tokenizer, vocab=args.vocab, T=args.context_length,
+                 windows=args.windows, oov=args.oov, seed=args.seed, backend=args.backend,
+                 separator=args.separator, bpe_vocab=args.bpe_vocab, stream=getattr(args, "stream", False),
+                 include_interchangeability=include_interchangeability)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "associate"
 HELP = "nearest tokens of query words under the bigram, interchangeability and context statistics"
@@ -64,7 +64,8 @@ def run(args) -> int:
 
     if args.top < 1:
         raise InvalidSizeError(f"--top must be at least 1, got {args.top}")
-    corpus, stats = corpus_and_statistics(args)
+    basis = corpus_and_statistics(args)
+    corpus, stats = basis.corpus, basis.statistics
     tokens = corpus.vocabulary.tokens
     readable = dict(zip(tokens, corpus.readable_tokens))
     frequency = input_frequency(corpus.inputs, corpus.vocabulary.size)
@@ -83,7 +84,7 @@ def run(args) -> int:
     if all("error" in entry for entry in result.values()):
         raise EmergenceError("; ".join(entry["error"] for entry in result.values()))
     if args.json is not None:
-        config = {**corpus_config(args), "query": list(args.query), "top": args.top, "normalize": args.normalize}
+        config = {**basis.config, "query": list(args.query), "top": args.top, "normalize": args.normalize}
         if args.json == "-":
             sys.stdout.write(to_json_text(result))
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "basis"
 HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory (.npz)"
@@ -29,47 +29,40 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    import numpy as np
-
-    from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
-
     import resource
     import time
 
+    import numpy as np
+
+    from emergence.numerics.io import to_json_text, write_npz_atomic
     from emergence.theory.errors import EmergenceError
 
     if args.save_tokenizer is not None and args.tokenizer in ("natural", "whitespace"):
         raise EmergenceError("--save-tokenizer writes a subword tokenizer; use --tokenizer bpe or a tokenizer.json")
     started = time.perf_counter()
-    corpus, stats = corpus_and_statistics(args)
+    basis = corpus_and_statistics(args)
     seconds = time.perf_counter() - started
-    tokens = corpus.num_sequences * corpus.context_length
+    tokens = basis.N * basis.T
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 2**30  # ru_maxrss is in KiB on Linux
     measured = {"seconds": seconds, "tokens": tokens, "tokens_per_second": tokens / seconds, "peak_rss_gib": peak_gib}
-    record = {**provenance(corpus_config(args), args.seed if args.corpus == "synthetic" else None), "measured": measured}
     write_npz_atomic(
         args.out,
-        B=stats.bigram,
-        Sigma=stats.interchangeability,
-        Phi=stats.context,
-        G=stats.composed,
-        Q=stats.key_query,
-        Delta=stats.positional,
-        vocab=np.array(corpus.readable_tokens, dtype=str),
-        vocab_raw=np.array(corpus.vocabulary.tokens, dtype=str),
-        T=np.int64(corpus.context_length),
-        N=np.int64(corpus.num_sequences),
-        provenance=np.array(to_json_text(record)),
+        **basis.arrays(),
+        vocab=np.array(basis.tokens, dtype=str),
+        vocab_raw=np.array(basis.corpus.vocabulary.tokens, dtype=str),
+        T=np.int64(basis.T),
+        N=np.int64(basis.N),
+        provenance=np.array(to_json_text({**basis.provenance, "measured": measured})),
     )
     print(
-        f"wrote B, Sigma, Phi, G, Q, Delta for V={corpus.vocabulary.size}, T={corpus.context_length}, "
-        f"N={corpus.num_sequences} windows ({corpus.documents_used} of {corpus.documents_total} documents) to {args.out}"
+        f"wrote B, Sigma, Phi, G, Q, Delta for V={len(basis.tokens)}, T={basis.T}, N={basis.N} windows "
+        f"({basis.details['documents_used']} of {basis.details['documents_total']} documents) to {args.out}"
     )
     if args.save_tokenizer is not None:
         from emergence.numerics.io import atomic_path
 
         with atomic_path(args.save_tokenizer) as temporary:
-            corpus.tokenizer.save(temporary)
+            basis.corpus.tokenizer.save(temporary)
         print(f"wrote the tokenizer to {args.save_tokenizer}")
     print(f"measured: {tokens} window tokens in {seconds:.3g} s ({tokens / seconds:.3g} tokens/s, tokenizing included), "
           f"peak resident memory {peak_gib:.2f} GiB")

@@ -11,10 +11,6 @@ from __future__ import annotations
 NAME = "copy-head"
 HELP = "derivation of the copy-head phase transitions (reconstruction)"
 FORMATS = ("text", "latex", "json")
-RECONSTRUCTION_NOTE = (
-    "Reconstruction inside the framework of Lavie et al., arXiv 2606.12058 (only the abstract is "
-    "available): these are the engine's own derivations, not the paper's equations."
-)
 
 
 def add_arguments(parser):
@@ -26,18 +22,16 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from emergence.theory.copy_head.steps import derivation_steps
-    from emergence.theory.derivation_steps import render_json, render_latex, render_text
+    from emergence.api import derive
 
-    steps = derivation_steps(args.attention, args.architecture)
+    derivation = derive("copy-head", args.attention, args.architecture)
     if args.format == "json":
-        print(render_json(steps, theory="copy-head", attention=args.attention,
-                          architecture=args.architecture, note=RECONSTRUCTION_NOTE))
+        print(derivation.to_json())
     elif args.format == "latex":
-        print(f"% {RECONSTRUCTION_NOTE}")
-        print(render_latex(steps), end="")
+        print(f"% {derivation.note}")
+        print(derivation.latex(), end="")
     else:
-        print(RECONSTRUCTION_NOTE)
+        print(derivation.note)
         print(f"copy-head, {args.attention} attention, architecture {args.architecture}")
-        print(render_text(steps))
+        print(derivation.text())
     return 0

@@ -26,30 +26,27 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from emergence.commands.plotting import plot_phase_diagram
-    from emergence.numerics.copy_head.phase_diagram import check_grid, phase_diagram
-    from emergence.numerics.copy_head.reduced_action import reduced_action
-    from emergence.numerics.io import atomic_path, provenance, to_json_text, write_json_atomic
-    from emergence.theory.copy_head.conventions import Convention
+    from emergence.api import phase_diagram
+    from emergence.figures import figure_format, save_figure
+    from emergence.numerics.copy_head.phase_diagram import check_grid
+    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
 
-    convention = Convention.parse(args.convention)
     grid = check_grid(args.P_min, args.P_max, args.points)
-    diagram = phase_diagram(reduced_action(args.attention, args.L, args.V, convention), grid)
-    record = diagram.as_record(convention)
-    record["provenance"] = provenance(vars_for_record(args), seed=None)
-    transitions = diagram.transitions
+    if args.plot:
+        figure_format(args.plot)
+    diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
+    diagram.provenance = provenance(vars_for_record(args), seed=None)
+    record = diagram.to_dict()
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "
-          f"{len(grid)} points, reconstruction: model {convention.architecture})")
+          f"{len(grid)} points, reconstruction: model {diagram.convention['architecture']})")
     for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
-        print(f"  {name:<18} {_describe(transitions[name])}")
+        print(f"  {name:<18} {_describe(diagram.transitions[name])}")
     if args.json == "-":
         print(to_json_text(record), end="")
     elif args.json:
         print(f"wrote {write_json_atomic(args.json, record)}")
     if args.plot:
-        with atomic_path(args.plot) as temporary:
-            plot_phase_diagram(diagram, temporary, format=args.plot.suffix.lstrip(".") or "png")
-        print(f"wrote {args.plot}")
+        print(f"wrote {save_figure(diagram.plot(), args.plot)}")
     return 0
 
 

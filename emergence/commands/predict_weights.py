@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "predict-weights"
 HELP = "closed-form leading-term weights W_O, V_l, W_l, P_l after S gradient steps (.npz)"
@@ -28,43 +28,31 @@ def add_arguments(parser):
 def run(args) -> int:
     import numpy as np
 
+    from emergence.api import predict_weights
     from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
-    from emergence.numerics.leading_terms.leading_weights import (
-        error_bounds,
-        predicted_weights,
-        size_conditions,
-        step_limit,
-        within_step_window,
-    )
 
-    corpus, stats = corpus_and_statistics(args, include_interchangeability=False)
-    weights = predicted_weights(stats, args.steps, args.lr, args.layers)
-    V, T = corpus.vocabulary.size, corpus.context_length
-    bounds = error_bounds(args.steps, args.lr, T, args.layers)
-    limit = step_limit(args.lr, T, args.layers)
-    conditions = size_conditions(V, T, args.layers)
-    inside_steps = within_step_window(args.steps, args.lr, T, args.layers)
-    inside = inside_steps and all(conditions.values())
-    config = {**corpus_config(args), "steps": args.steps, "lr": args.lr, "layers": args.layers}
+    basis = corpus_and_statistics(args, include_interchangeability=False)
+    prediction = predict_weights(basis, args.steps, args.lr, args.layers)
+    config = {**basis.config, "steps": args.steps, "lr": args.lr, "layers": args.layers}
     record = {**provenance(config, args.seed if args.corpus == "synthetic" else None),
-              "size_conditions": conditions, "steps_within_limit": inside_steps}
+              "size_conditions": prediction.size_conditions, "steps_within_limit": prediction.steps_within_limit}
     write_npz_atomic(
         args.out,
-        **weights,
-        **{f"bound_{name}": np.float64(value) for name, value in bounds.items()},
-        step_limit=np.float64(limit),
-        within_window=np.bool_(inside),
-        vocab=np.array(corpus.vocabulary.tokens, dtype=str),
-        T=np.int64(T),
-        N=np.int64(corpus.num_sequences),
+        **prediction.weights,
+        **{f"bound_{name}": np.float64(value) for name, value in prediction.bounds.items()},
+        step_limit=np.float64(prediction.step_limit),
+        within_window=np.bool_(prediction.within_window),
+        vocab=np.array(basis.tokens, dtype=str),
+        T=np.int64(basis.T),
+        N=np.int64(basis.N),
         provenance=np.array(to_json_text(record)),
     )
-    failed = [name for name, ok in conditions.items() if not ok]
+    failed = [name for name, ok in prediction.size_conditions.items() if not ok]
     print(
         f"wrote W_O, V_l, W_l, P_l for s={args.steps}, eta={args.lr}, L={args.layers} "
-        f"(V={V}, T={T}) to {args.out}; step limit {limit:.4g}; "
-        + ("inside the theorem's window" if inside else
+        f"(V={len(basis.tokens)}, T={basis.T}) to {args.out}; step limit {prediction.step_limit:.4g}; "
+        + ("inside the theorem's window" if prediction.within_window else
            "OUTSIDE the theorem's window (" + ", ".join(
-               (["s > step limit"] if not inside_steps else []) + [f"not {n}" for n in failed]) + ")")
+               (["s > step limit"] if not prediction.steps_within_limit else []) + [f"not {n}" for n in failed]) + ")")
     )
     return 0

@@ -64,73 +64,35 @@ def parse_P_grid(text: str) -> list[int]:
 
 
 def run(args) -> int:
-    import json
     import sys
-    import tempfile
-    from functools import partial
 
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
-    from emergence.validation.copy_task.analysis import agreement, measured_curves
-    from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.experiment import point_config, run_copy_point
-    from emergence.validation.runtime import resolve_device
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
-    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+    from emergence.figures import figure_format, save_figure
+    from emergence.numerics.io import to_json_text, write_json_atomic
 
-    if args.L < 2 or args.V < 2:
-        raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={args.L}, V={args.V}")
-    if args.seeds < 1 or args.steps < 1 or args.chains < 1 or args.draws < 4 or args.thin < 1:
-        raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
-    device = resolve_device(args.device)
-    convention = CopyTaskConvention.parse(args.convention, attention=args.attention)
-    grid = parse_P_grid(args.P_grid)
-    configs = [
-        point_config(
-            args.attention, args.optimizer, args.L, args.V, P, args.seeds, convention, seed=args.seed,
-            adam_steps=args.steps, sgld_burn_in=args.burn_in, sgld_draws=args.draws,
-            sgld_thin=args.thin, chains=args.chains, dtype=args.dtype, objective=args.objective,
-        )
-        for P in grid
-    ]
-    if device == "cuda":
-        executor = InProcessExecutor()
-    elif args.workers == 1:
-        executor = InProcessExecutor(threads=1)
-    else:
-        executor = LocalProcessExecutor(args.workers)
-    out = args.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
-    results = run_sweep(partial(run_copy_point, device=device), configs, out, executor=executor,
-                        description=f"copy-head {args.attention} {args.optimizer}")
-    measured = measured_curves(args.attention, args.optimizer, grid, results)
-    try:
-        fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 199) for i in range(200)] if len(grid) > 1 else grid
-        predicted = predicted_phase_diagram(args.attention, args.L, args.V, convention, fine)
-        prediction_note = None
-    except EmergenceError as error:
-        predicted, prediction_note = None, str(error)
-        print(f"emergence: note: no theory curves ({error}); reporting measurements only", file=sys.stderr)
-    report = {
-        "predicted": predicted,
-        "prediction_note": prediction_note,
-        "measured": measured,
-        "agreement": agreement(args.attention, measured, predicted),
-        "results_folder": str(out),
-        "provenance": provenance(json.loads(to_json_text(configs[0])) | {"P_grid": grid, "device": device}, args.seed),
-    }
+    experiment = CopyExperiment(
+        args.attention, args.L, args.V, tuple(parse_P_grid(args.P_grid)), optimizer=args.optimizer,
+        objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
+        sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
+        dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, out=args.out,
+    )
     if args.plot:
-        from emergence.validation.copy_task.plot import plot_copy_head
-
-        plot_copy_head(args.plot, measured, predicted,
-                       f"copy head, {args.attention} attention, {args.optimizer} ({args.objective}), L={args.L}, V={args.V}, "
-                       f"model {convention.architecture} (reconstructed theory)")
+        figure_format(args.plot)
+    validation = run_copy_experiment(experiment)
+    if validation.prediction_note:
+        print(f"emergence: note: no theory curves ({validation.prediction_note}); reporting measurements only",
+              file=sys.stderr)
+    report = validation.to_dict()
+    if args.plot:
+        save_figure(validation.plot(), args.plot)
     if args.json == "-":
         sys.stdout.write(to_json_text(report))
     else:
         if args.json:
             write_json_atomic(args.json, report)
+        measured = validation.measured
         print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9}")
-        for i, P in enumerate(grid):
+        for i, P in enumerate(validation.P):
             print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
                   f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
                   f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f}")

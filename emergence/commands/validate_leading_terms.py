@@ -52,35 +52,28 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.validation.leading_terms.experiment import LeadingTermRun, plot_cosines, run_leading_term_validation
-    from emergence.validation.runtime import resolve_device
-
-    config = LeadingTermRun(
-        corpus=args.corpus,
-        layers=args.layers,
-        lr=args.lr,
-        epochs=args.epochs,
-        vocab_size=args.vocab,
-        context_length=args.context_length,
-        max_sequences=args.max_sequences,
-        batch_size=args.batch_size,
-        tokenizer=args.tokenizer,
-        windows=args.windows,
-        oov=args.oov,
-        seed=args.seed,
-        device=resolve_device(args.device),
-    )
     from tqdm import tqdm
 
-    with tqdm(total=config.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
+    from emergence.api import validate_leading_terms
+    from emergence.figures import figure_format, save_figure
+    from emergence.numerics.io import to_json_text, write_json_atomic
+
+    for path in (args.plot, args.edge_plot):
+        if path is not None:
+            figure_format(path)
+    with tqdm(total=args.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
 
         def progress(done: int, total: int, loss: float) -> None:
             bar.set_postfix(loss=f"{loss:.4f}")
             bar.update(1)
 
-        result = run_leading_term_validation(config, progress=progress)
-    result["provenance"] = provenance(result["config"], args.seed)
+        validation = validate_leading_terms(
+            args.corpus, progress=progress, layers=args.layers, lr=args.lr, epochs=args.epochs,
+            vocab_size=args.vocab, context_length=args.context_length, max_sequences=args.max_sequences,
+            batch_size=args.batch_size, tokenizer=args.tokenizer, windows=args.windows, oov=args.oov,
+            seed=args.seed, device=args.device,
+        )
+    result = validation.to_dict()
     if args.json == "-":
         sys.stdout.write(to_json_text(result))
     else:
@@ -111,18 +104,9 @@ def run(args) -> int:
         if args.json is not None:
             print(f"wrote {args.json}")
     if args.plot is not None:
-        from emergence.numerics.io import atomic_path
-
-        with atomic_path(Path(args.plot)) as temporary:
-            plot_cosines(result, temporary, image_format=Path(args.plot).suffix.lstrip(".") or "png")
+        save_figure(validation.plot(), args.plot)
     if args.edge_plot is not None:
-        import matplotlib.pyplot as plt
+        from emergence.figures import window_edge_figure
 
-        from emergence.numerics.io import atomic_path
-        from emergence.validation.leading_terms.experiment import window_edge_figure
-
-        figure = window_edge_figure(result)
-        with atomic_path(Path(args.edge_plot)) as temporary:
-            figure.savefig(temporary, format=Path(args.edge_plot).suffix.lstrip(".") or "png")
-        plt.close(figure)
+        save_figure(window_edge_figure(validation), args.edge_plot)
     return 0

@@ -40,12 +40,13 @@ ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
 
 
 def generated_kernels() -> types.SimpleNamespace:
-    """The generated copy-head kernel modules as ``.scales``, ``.linear``, ``.softmax``."""
+    """The generated copy-head kernel modules as ``.scales``, ``.linear``, ``.softmax``, ``.asymptotics``."""
     try:
         return types.SimpleNamespace(
             scales=importlib.import_module("emergence.numerics.kernels.copy_head_scales"),
             linear=importlib.import_module("emergence.numerics.kernels.copy_head_linear"),
             softmax=importlib.import_module("emergence.numerics.kernels.copy_head_softmax"),
+            asymptotics=importlib.import_module("emergence.numerics.kernels.copy_head_asymptotics"),
         )
     except ImportError as error:
         raise EmergenceError(

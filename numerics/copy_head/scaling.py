@@ -65,7 +65,8 @@ class Sweep:
 
 @dataclass(frozen=True)
 class Claim:
-    """A scaling claim: its transition, law (SymPy text and mpmath value), kind and sweeps."""
+    """A scaling claim: its transition, law (SymPy text and mpmath value), kind, sweeps and a one-line
+    statement for reports."""
 
     name: str
     attention: str
@@ -74,6 +75,7 @@ class Claim:
     kind: str
     powers: dict
     sweeps: tuple[Sweep, ...]
+    text: str = ""
 
     def law_value(self, L, V, ctx):
         L, V = ctx.mpf(L), ctx.mpf(V)
@@ -84,16 +86,16 @@ class Claim:
 CLAIMS: dict[str, Claim] = {
     "softmax-first-order": Claim(
         "softmax-first-order", "softmax", "P_star", "L*log(L)**2", "log", {"L": 1, "logL": 2},
-        (Sweep("L", tuple(2**k for k in range(5, 15)), 8, 8),),
+        (Sweep("L", tuple(2**k for k in range(5, 15)), 8, 8),), "softmax: 1st-order P* ~ L ln²L",
     ),
     "linear-second-order": Claim(
         "linear-second-order", "linear", "P1", "V**2", "power", {"V": 2},
-        (Sweep("V", tuple(2**k for k in range(2, 9)), 4096, 5),),
+        (Sweep("V", tuple(2**k for k in range(2, 9)), 4096, 5),), "linear: 2nd-order transition P1 ~ V²",
     ),
     "linear-crossover": Claim(
         "linear-crossover", "linear", "crossover", "L**(3/2)*V**(1/2)", "power", {"L": 1.5, "V": 0.5},
         (Sweep("L", tuple(2**k for k in range(6, 12)), 8, 5),
-         Sweep("V", tuple(2**k for k in range(3, 9)), 1024, 5)),
+         Sweep("V", tuple(2**k for k in range(3, 9)), 1024, 5)), "linear: crossover ~ L^{3/2} V^{1/2}",
     ),
 }
 
@@ -134,6 +136,48 @@ def kernel_reference(claim_name: str, convention=None, kernels=None) -> Referenc
             return kernels.linear.linear_copy_mode_onset_mp(L, V, s1, sG, lam, beta, ctx=ctx)
 
         return Reference("linear_copy_mode_onset P_G (copy-mode curvature root at the symmetric point)", value, False)
+    return None
+
+
+def ell_of_L(value, ctx):
+    r""":math:`\ell = 1 - \tfrac12 W_{-1}(-2e^2/L)`, the growing root of :math:`2\ell = \ln(L(\ell-1))`
+    (:mod:`emergence.theory.copy_head.asymptotics`), in the mpmath context ``ctx`` (needs :math:`L > 2e^3`)."""
+    value = ctx.mpf(value)
+    return 1 - ctx.lambertw(-2 * ctx.e**2 / value, -1).real / 2
+
+
+def derived_reference(claim: str, convention) -> Reference | None:
+    """The engine's derived large-size form of the transition, where theory/copy_head has one.
+
+    softmax-first-order: the dominant balance P* = L V ell^3 / (beta0 sG (V-1)(ell-1)) at
+    :func:`ell_of_L`, for beta = beta0/L and an L-independent logit variance (a = 0), with its
+    law constant lim P*/(L ln^2 L) (generated kernels of emergence.theory.copy_head.asymptotics).
+    linear-second-order: the kernel's closed-form P1 with lim P1/V^2 (kernel of
+    emergence.theory.copy_head.landau; model T scalings a = 0, d = 1, e = 0, beta0 = 1).
+    Otherwise None (the kernel forms are used).
+    """
+    model_t = convention.architecture == "T" and convention.a == 0 and convention.d == 1 and convention.e == 0
+    if not model_t:
+        return None
+    kernels = generated_kernels()
+    asymptotics = kernels.asymptotics
+    if claim == "softmax-first-order":
+        V_fixed = CLAIMS[claim].sweeps[0].fixed
+        constant = float(asymptotics.softmax_P_star_law_constant(V_fixed, convention.beta0, convention.sigma_G2))
+
+        def value(L, V, ctx):
+            if L <= 2 * float(ctx.e) ** 3:
+                return None
+            sG, _, _ = model_scales_mp(kernels, "softmax", L, V, convention, ctx)
+            return asymptotics.softmax_P_star_balance_mp(L, V, convention.beta0, sG, ell_of_L(L, ctx), ctx=ctx)
+
+        return Reference("L*V*ell**3/(beta0*sG*(V - 1)*(ell - 1)), ell = 1 - LambertW(-2*exp(2)/L, -1)/2",
+                         value, True, constant)
+    if claim == "linear-second-order" and convention.beta0 == 1 and convention.normalisation == "G/L":
+        closed = kernel_reference(claim, convention, kernels)
+        law_constant = (float(asymptotics.linear_P1_law_constant(convention.sigma_G2, convention.sigma_W2))
+                        if convention.c == 0 else None)
+        return Reference(closed.form, closed.value, True, law_constant)
     return None
 
 

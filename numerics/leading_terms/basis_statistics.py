@@ -78,6 +78,14 @@ DEVICE_CHUNK_ELEMENTS = 1 << 21
 """The same bound on CuPy, where fewer, larger chunks mean fewer kernel launches."""
 
 
+PAPER_SYMBOLS: dict[str, str] = {
+    "B": "bigram", "Sigma": "interchangeability", "Phi": "context", "G": "composed", "Q": "key_query",
+    "Delta": "positional",
+}
+"""The paper's symbol of each statistic -> its field of :class:`BasisStatistics` (the arrays of
+``emergence basis`` are stored under the symbols)."""
+
+
 @dataclass(frozen=True)
 class BasisStatistics:
     """\\bar B, \\Sigma_{\\bar B} (``None`` when skipped), \\bar\\Phi, \\bar G, \\bar Q (V x V) and \\Delta (T,)."""

@@ -93,12 +93,6 @@ def coexistence_solution() -> dict[str, sp.Expr]:
     }
 
 
-def ell_of_L(value, ctx):
-    r""":math:`\ell = 1 - \tfrac12 W_{-1}(-2e^2/L)` in the mpmath context ``ctx`` (needs L > 2e^3)."""
-    value = ctx.mpf(value)
-    return 1 - ctx.lambertw(-2 * ctx.e**2 / value, -1).real / 2
-
-
 @lru_cache(maxsize=None)
 def leading_P_star() -> dict[str, sp.Expr]:
     r"""P* from the dominant balance (in ell) and its leading law in L.

@@ -7,7 +7,7 @@ take those.  ``sG`` is always the prior variance along the unit copy direction
 A for the linear kernels, the logit matrix G for the softmax kernels.
 
 >>> [module.name for module in kernel_modules()]
-['copy_head_scales', 'copy_head_linear', 'copy_head_softmax']
+['copy_head_scales', 'copy_head_linear', 'copy_head_softmax', 'copy_head_asymptotics']
 """
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ KNOB_DOMAIN = {
     "c": (0.0, 2.0, "uniform"), "beta0": (0.1, 10.0, "log"), "d": (0.0, 2.0, "uniform"),
     "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "int"),
 }
+ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log")}
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
                 "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
                 "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
-DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN}
+DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN, **ASYMPTOTIC_DOMAIN}
 KNOBS = (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e)
 
 
@@ -68,6 +69,10 @@ def scales_module() -> KernelModule:
     lam_law, beta_law = SCALE_LAWS["lam"], SCALE_LAWS["beta"]
     normalised = L ** (-2 * k)
     kernels = (
+        _kernel("copy_head_scale_laws", KNOBS,
+                tuple((name, law) for name, law in SCALE_LAWS.items()),
+                "The convention's scale laws: entry variance of the attention weight, readout prior "
+                "variance, inverse temperature."),
         _kernel("copy_head_scales", KNOBS,
                 (("s1", _with_laws(scales_T["s1"])), ("sG", _with_laws(scales_T["sG"])),
                  ("lam", lam_law), ("beta", beta_law)),
@@ -163,6 +168,38 @@ def softmax_module() -> KernelModule:
     return KernelModule("copy_head_softmax", "emergence.theory.copy_head.softmax", kernels)
 
 
+def _by_name(expression: sp.Expr, names: tuple[str, ...]) -> tuple[sp.Symbol, ...]:
+    """The free symbols of ``expression`` named ``names``, in that order (a name it lacks is a new real symbol)."""
+    free = {symbol.name: symbol for symbol in expression.free_symbols}
+    return tuple(free.get(name, sp.Symbol(name, positive=True)) for name in names)
+
+
+@lru_cache(maxsize=None)
+def asymptotics_module() -> KernelModule:
+    """The derived large-size forms the scaling claims are compared with (model T)."""
+    from emergence.theory.copy_head.asymptotics import leading_P_star
+    from emergence.theory.copy_head.landau import leading_second_order_point
+
+    forms = leading_P_star()
+    balance = forms["balance"]
+    L_, = _by_name(forms["leading"], ("L",))
+    law_constant = sp.simplify(sp.limit(forms["leading"] / (L_ * sp.log(L_) ** 2), L_, sp.oo))
+    coefficient = leading_second_order_point()["coefficient_of_V2"]
+    kernels = (
+        _kernel("softmax_P_star_balance", _by_name(balance, ("L", "V", "beta0", "sG", "ell")),
+                (("P_star", balance),),
+                "Softmax P* from the dominant balance, L ell**3/(beta0 sG (1 - 1/V)(ell - 1)), at "
+                "ell = 1 - W_{-1}(-2 e**2/L)/2 (beta = beta0/L, L-independent logit variance)."),
+        _kernel("softmax_P_star_law_constant", _by_name(law_constant, ("V", "beta0", "sG")),
+                (("constant", law_constant),),
+                "lim_{L -> oo} P*/(L ln**2 L) of the dominant balance."),
+        _kernel("linear_P1_law_constant", _by_name(coefficient, ("sigma2", "lam")),
+                (("constant", coefficient),),
+                "lim_{V -> oo} lim_{L -> oo} P1/V**2 for model T (beta = 1/L)."),
+    )
+    return KernelModule("copy_head_asymptotics", "emergence.theory.copy_head.asymptotics", kernels)
+
+
 def kernel_modules() -> list[KernelModule]:
     """The copy-head kernel modules, in registry order."""
-    return [scales_module(), linear_module(), softmax_module()]
+    return [scales_module(), linear_module(), softmax_module(), asymptotics_module()]

@@ -19,7 +19,9 @@ from emergence.theory.derivation_steps import DerivationStep, Equation, render_m
 from emergence.theory.leading_terms.bounds import (
     layer_limit, multi_layer_error_bounds, one_layer_error_bounds, one_layer_step_limit, step_limit,
 )
-from emergence.theory.leading_terms.recursion import eta, k, per_step_gradients, s, step_coefficients
+from emergence.theory.leading_terms.recursion import (
+    PAPER_FORMS, RATE_POWERS, differences_from_paper, k, per_step_gradients, s, step_coefficients,
+)
 
 DOCUMENT_PATH = Path(__file__).resolve().parents[2] / "docs" / "derivations" / "leading_terms.md"
 WEIGHTS = {"output": "W_O", "value": "V^{(l)}", "key_query": "W^{(l)}, P^{(l)}"}
@@ -32,10 +34,7 @@ def derivation_steps() -> list[DerivationStep]:
     a, b = sp.symbols("a_k b_k")
     gradients = per_step_gradients(a, b)
     coefficients = step_coefficients()
-    paper = {"output": s, "value": sp.binomial(s, 2), "key_query": 3 * sp.binomial(s, 4) + 2 * sp.binomial(s, 3)}
-    powers = {"output": 1, "value": 2, "key_query": 4}
-    difference = {name: sp.simplify(sp.expand_func(paper[name]) - coefficients[name] / eta ** powers[name])
-                  for name in paper}
+    paper, powers, difference = PAPER_FORMS, RATE_POWERS, differences_from_paper()
     bounds, one_layer = multi_layer_error_bounds(), one_layer_error_bounds()
     return [
         DerivationStep(

@@ -81,3 +81,36 @@ def step_coefficients(steps: sp.Expr = s) -> dict[str, sp.Expr]:
         "value": sp.factor(value_after_k.subs(k, steps)),
         "key_query": sp.factor(key_query_after_k.subs(k, steps)),
     }
+
+
+PAPER_FORMS: dict[str, sp.Expr] = {
+    "output": s, "value": sp.binomial(s, 2), "key_query": 3 * sp.binomial(s, 4) + 2 * sp.binomial(s, 3),
+}
+"""The paper's coefficients (Theorem 4.1) in units of eta**RATE_POWERS[name]: input, compared below."""
+RATE_POWERS = {"output": 1, "value": 2, "key_query": 4}
+"""The power of the learning rate eta in each coefficient."""
+
+
+def differences_from_paper() -> dict[str, sp.Expr]:
+    """Paper's form minus the summed coefficient (in units of eta**power), simplified: zero when they agree.
+
+    >>> differences_from_paper()
+    {'output': 0, 'value': 0, 'key_query': 0}
+    """
+    derived = step_coefficients()
+    return {name: sp.simplify(sp.expand_func(form) - derived[name] / eta ** RATE_POWERS[name])
+            for name, form in PAPER_FORMS.items()}
+
+
+def comparison_with_paper() -> list[dict]:
+    """Per coefficient, JSON-ready: the summed form (SymPy text and LaTeX), the paper's form, whether
+    their difference simplifies to zero, and the values at s = 1..6 for eta = 1."""
+    derived, differences = step_coefficients(), differences_from_paper()
+    rows = []
+    for name, form in PAPER_FORMS.items():
+        coefficient = sp.factor(derived[name] / eta ** RATE_POWERS[name])
+        rows.append({"name": name, "sympy": sp.sstr(derived[name]), "latex": sp.latex(derived[name]),
+                     "paper_form": sp.sstr(form), "equals_paper_form": bool(differences[name] == 0),
+                     "values_s_1_to_6": [int(coefficient.subs(s, value)) for value in range(1, 7)]})
+    return rows
+

@@ -42,14 +42,22 @@ class CopyTaskConvention(Convention):
     def with_attention(self, attention: str) -> "CopyTaskConvention":
         return replace(self, attention=attention)
 
+    def scale_laws(self, L: int, V: int) -> tuple[float, float, float]:
+        """:math:`(s, \\lambda, \\beta)` at sizes ``L, V``: the scale laws of
+        :data:`emergence.theory.copy_head.model.SCALE_LAWS` (generated kernel ``copy_head_scale_laws``)."""
+        from emergence.numerics.kernels.copy_head_scales import copy_head_scale_laws
+
+        laws = copy_head_scale_laws(L, V, self.sigma_G2, self.a, self.sigma_W2, self.c, self.beta0, self.d, self.e)
+        return tuple(float(value) for value in laws)
+
     def logit_prior_variance(self, L: int) -> float:
         """:math:`s = \\sigma_G^2 L^{-a}`."""
-        return self.sigma_G2 * float(L) ** (-self.a)
+        return self.scale_laws(L, 1)[0]
 
     def readout_prior_variance(self, V: int) -> float:
         """:math:`\\lambda = \\sigma_W^2 V^{-c}`."""
-        return self.sigma_W2 * float(V) ** (-self.c)
+        return self.scale_laws(1, V)[1]
 
     def beta(self, L: int, V: int) -> float:
         """:math:`\\beta = \\beta_0 L^{-d} V^{-e}`."""
-        return self.beta0 * float(L) ** (-self.d) * float(V) ** (-self.e)
+        return self.scale_laws(L, V)[2]

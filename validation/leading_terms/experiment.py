@@ -17,7 +17,7 @@ Window edge: the theorem's window is s \le k/\eta (k = \eta\,s_{max}, e.g.
 \min(5/(8\sqrt T), 1/(12L)) for L layers), i.e. s\eta \le k.  ``lr=None`` chooses
 \eta = 2k/S for a run of S steps, so that the edge falls halfway through: the first half
 of the run lies inside the window and the second outside, and the cosines and relative
-errors are seen on both sides (:func:`window_edge_figure`).  The result records s\eta per
+errors are seen on both sides (:func:`emergence.figures.window_edge_figure`).  The result records s\eta per
 epoch, the edge k and the loss at the last epoch inside the window, so whether the loss
 moves visibly inside it is reported, not assumed.
 
@@ -316,71 +316,3 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
         },
         "causal_removal": causal_removal(model, windows, directions),
     }
-
-
-def plot_cosines(result: dict[str, Any], path, image_format: str = "png") -> None:
-    """Cosine (minimum over layers) against epoch for every component; window shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = np.arange(1, len(result["steps"]) + 1)
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for name in COMPONENTS:
-        values = [_minimum(list(v)) for v in zip(*result["cosine"][name])]
-        axis.plot(epochs, [np.nan if v is None else v for v in values], marker="o", ms=3, label=name)
-    inside = [e for e, w in zip(epochs, result["within_window"]) if w]
-    if inside:
-        axis.axvspan(0.5, max(inside) + 0.5, color="0.9", label="theorem window")
-    axis.set_xlabel("epoch")
-    axis.set_ylabel("cosine with leading term (min over layers)")
-    axis.set_title(f"leading terms, {result['config']['corpus']}, lr={result['config']['lr']}")
-    axis.legend()
-    figure.tight_layout()
-    figure.savefig(path, format=image_format)
-    plt.close(figure)
-
-
-def window_edge_figure(record: dict[str, Any], ax=None):
-    """Relative error (log-log, with the fitted slope) and cosine against s*eta across the window's edge.
-
-    ``(record, ax=None) -> Figure`` for a :func:`run_leading_term_validation` result: one
-    line per component (mean relative error over layers; cosine, minimum over layers, on a
-    second y axis), the edge s*eta = k as a vertical line, and the least-squares line of
-    log(relative error) against log(s*eta) with its slope in the legend (theory: 1).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(7, 4.5))
-    else:
-        figure = ax.figure
-    s_eta = np.asarray(record["s_eta"])
-    cosine_axis = ax.twinx()
-    for index, name in enumerate(COMPONENTS):
-        colour = f"C{index}"
-        errors = _mean_over_layers(record["relative_error"][name])
-        values = np.array([np.nan if e is None else e for e in errors])
-        ax.loglog(s_eta, values, "o", ms=3, color=colour)
-        slope = record["relative_error_slope"][name]
-        usable = np.isfinite(values) & (values > EXACT_RELATIVE_ERROR)
-        if slope is not None and usable.sum() >= 2:
-            intercept = np.mean(np.log(values[usable]) - slope * np.log(s_eta[usable]))
-            ax.loglog(s_eta, np.exp(intercept) * s_eta**slope, "-", color=colour,
-                      label=f"{name} rel. error, fitted slope {slope:.2f}")
-        cosines = [_minimum(list(v)) for v in zip(*record["cosine"][name])]
-        cosine_axis.semilogx(s_eta, [np.nan if c is None else c for c in cosines], ":", color=colour)
-    ax.axvline(record["window_edge_s_eta"], color="black", linestyle="--",
-               label=f"window edge s*eta = {record['window_edge_s_eta']:.3g}")
-    ax.set_xlabel("s * eta")
-    ax.set_ylabel("relative error ||W - W_theory|| / ||W_theory|| (points, fit)")
-    cosine_axis.set_ylabel("cosine with leading term (dotted, min over layers)")
-    ax.set_title(f"across the window's edge: {record['config']['corpus']}, lr={record['config']['lr']:.3g}, "
-                 f"L={record['config']['layers']}")
-    ax.legend(fontsize=7, loc="lower right")
-    figure.tight_layout()
-    return figure

@@ -1,0 +1,221 @@
+r"""The Python API: one function per thing the engine computes, each returning a typed record.
+
+=============================  ===========================================  =====================
+function                       computes                                     record
+=============================  ===========================================  =====================
+:func:`phase_diagram`          global minimum of the copy-head reduced      :class:`~emergence.records.PhaseDiagram`
+                               action on a grid of :math:`P`
+:func:`scaling`                one scaling claim at high precision          :class:`~emergence.records.ScalingVerdict`
+:func:`derive`                 a theory's derivation, step by step (SymPy)  :class:`~emergence.records.Derivation`
+:func:`basis`                  leading-term corpus statistics               :class:`~emergence.records.BasisStatistics`
+:func:`predict_weights`        leading-term weights after ``steps`` steps   :class:`~emergence.records.LeadingWeights`
+:func:`validate_copy_head`     trained copy-task models vs the theory       :class:`~emergence.records.CopyHeadValidation`
+:func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
+=============================  ===========================================  =====================
+
+The command line calls these functions and prints their records; ``import emergence`` makes
+them available as ``emergence.phase_diagram`` and so on without importing anything heavy
+until one is called.  Every function raises :class:`emergence.theory.errors.EmergenceError`
+on invalid input, with a one-line message.  See ``docs/api.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+
+DEFAULT_P_RANGE = (1.0, 1e8, 400)
+"""The phase diagram's default grid: ``points`` log-spaced values of P in [P_min, P_max]."""
+
+
+def _convention(convention, convention_class=None):
+    """A convention from ``None`` (model T), its text form (``"a=0,c=0,d=1,e=0"``) or itself."""
+    from emergence.theory.copy_head.conventions import Convention
+
+    convention_class = convention_class or Convention
+    if convention is None or isinstance(convention, str):
+        return convention_class.parse(convention or "")
+    return convention
+
+
+def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = None, convention=None):
+    """The copy-head phase diagram at sizes ``L, V``: order parameters, loss and transitions versus ``P``.
+
+    ``P``: the grid (default 400 log-spaced values in [1, 1e8]); ``convention``: a
+    :class:`~emergence.theory.copy_head.conventions.Convention`, its text form or ``None`` (model T).
+    """
+    import numpy as np
+
+    from emergence.numerics.copy_head.phase_diagram import check_grid
+    from emergence.numerics.copy_head.phase_diagram import phase_diagram as minimise
+    from emergence.numerics.copy_head.reduced_action import reduced_action
+    from emergence.records import PhaseDiagram
+    from emergence.theory.errors import EmergenceError
+
+    if attention not in ("linear", "softmax"):
+        raise EmergenceError(f"attention must be linear or softmax, got {attention!r}")
+    convention = _convention(convention)
+    if P is None:
+        grid = check_grid(*DEFAULT_P_RANGE)
+    else:
+        grid = np.asarray(P, dtype=float)
+        check_grid(float(grid.min()), float(grid.max()), len(grid))
+        grid = np.sort(grid)
+    diagram = minimise(reduced_action(attention, L, V, convention), grid)
+    return PhaseDiagram.from_dict(diagram.as_record(convention))
+
+
+def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, fast: bool = False):
+    """Check one of the paper's scaling claims on the reduced actions to ``dps`` digits.
+
+    ``claim``: a name of :data:`emergence.numerics.copy_head.scaling.CLAIMS`; ``law``: another law
+    to test than the claimed one, where the numerics support it; ``fast``: the smaller sizes only.
+    """
+    import inspect
+
+    from emergence.numerics.copy_head.scaling import derived_reference, scaling_report
+    from emergence.records import ScalingVerdict
+    from emergence.theory.errors import EmergenceError
+
+    convention = _convention(convention)
+    options: dict[str, Any] = {}
+    if law is not None:
+        if "law" not in inspect.signature(scaling_report).parameters:
+            raise EmergenceError("testing another law than the claimed one is not yet supported")
+        options["law"] = law
+    report = scaling_report(claim, convention, dps=dps, fast=fast,
+                            reference=derived_reference(claim, convention), **options)
+    report["convention"] = convention.as_dict()
+    return ScalingVerdict.from_dict(report)
+
+
+DERIVATION_NOTES = {
+    "copy-head": ("Reconstruction inside the framework of Lavie et al., arXiv 2606.12058 (only the abstract is "
+                  "available): these are the engine's own derivations, not the paper's equations."),
+}
+"""The theories :func:`derive` knows, with the note printed beside each derivation."""
+
+
+def derive(theory: str, attention: str | None = None, architecture: str = "T"):
+    """The derivation of ``theory`` (``"copy-head"``) for ``attention`` (default linear), step by step:
+    each step's equations are SymPy objects (``record.steps[k].equations``)."""
+    from emergence.records import Derivation
+    from emergence.theory.errors import EmergenceError
+
+    if theory not in DERIVATION_NOTES:
+        raise EmergenceError(f"unknown theory {theory!r}; choose {', '.join(DERIVATION_NOTES)}")
+    from emergence.theory.copy_head.steps import derivation_steps
+
+    attention = attention or "linear"
+    return Derivation(theory=theory, attention=attention, architecture=architecture,
+                      steps=derivation_steps(attention, architecture), note=DERIVATION_NOTES[theory])
+
+
+def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
+          windows: str = "all", oov: str = "unk", seed: int = 0, backend: str = "numpy",
+          separator: str = "auto", bpe_vocab: int | None = None, stream: bool = False,
+          include_interchangeability: bool = True):
+    r"""The leading-term corpus statistics :math:`\bar B, \bar B^\top\bar B, \bar\Phi, \bar G, \bar Q,
+    \bar\Delta` of ``corpus`` (a UTF-8 file, or ``"synthetic"``: the built-in story corpus).
+
+    ``tokenizer``: ``natural``, ``whitespace``, ``bpe`` (a byte-level BPE of ``bpe_vocab`` entries
+    trained on the corpus) or the path of a saved ``tokenizer.json``; ``separator`` splits documents
+    (``auto``: ``<|endoftext|>`` where the file has it, else blank lines); ``stream`` reads a file in
+    blocks and accumulates the statistics chunk by chunk (NumPy), for corpora larger than memory.
+    The record's ``tokens`` are readable strings; the loaded corpus is ``record.corpus``.
+    """
+    from pathlib import Path
+
+    from emergence.numerics.backend import array_module, to_numpy
+    from emergence.numerics.io import provenance
+    from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics, basis_statistics
+    from emergence.records import BasisStatistics as BasisRecord
+    from emergence.theory.errors import EmergenceError, InvalidSizeError
+
+    if bpe_vocab is not None and tokenizer != "bpe":
+        raise EmergenceError("--bpe-vocab sets the size of the BPE that --tokenizer bpe trains; add --tokenizer bpe")
+    if bpe_vocab is not None and bpe_vocab < 2:
+        raise InvalidSizeError(f"--bpe-vocab must be at least 2, got {bpe_vocab}")
+    xp = array_module(backend)
+    if stream:
+        from emergence.numerics.corpus.streaming import stream_corpus
+        from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
+
+        if corpus == "synthetic" or backend != "numpy":
+            raise EmergenceError("--stream reads a corpus file with the numpy backend")
+        loaded = stream_corpus(Path(corpus), tokenizer_name=tokenizer, vocab_size=vocab, context_length=T,
+                               windows=windows, oov=oov, separator=separator, tokenizer_vocab=bpe_vocab)
+        stats = streamed_basis_statistics(loaded.chunks, loaded.vocabulary.size,
+                                          include_interchangeability=include_interchangeability)
+    else:
+        loaded = load_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov,
+                                     seed=seed, separator=separator, bpe_vocab=bpe_vocab)
+        stats = basis_statistics(loaded.sequences, loaded.vocabulary.size, xp=xp,
+                                 include_interchangeability=include_interchangeability)
+    if xp.__name__ != "numpy":
+        arrays = {name: None if getattr(stats, name) is None else to_numpy(getattr(stats, name))
+                  for name in PAPER_SYMBOLS.values()}
+        stats = BasisStatistics(**arrays, num_sequences=stats.num_sequences, context_length=stats.context_length)
+    config = {"corpus": str(corpus), "tokenizer": tokenizer, "vocab": vocab, "T": T, "windows": windows,
+              "oov": oov, "separator": separator, "bpe_vocab": bpe_vocab, "stream": stream, "backend": backend}
+    return BasisRecord(statistics=stats, tokens=list(loaded.readable_tokens), T=loaded.context_length,
+                       N=loaded.num_sequences, config=config,
+                       provenance=provenance(config, seed if corpus == "synthetic" else None),
+                       details={"documents_used": loaded.documents_used, "documents_total": loaded.documents_total},
+                       corpus=loaded)
+
+
+def load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
+                        windows: str = "all", oov: str = "unk", seed: int = 0, separator: str = "auto",
+                        bpe_vocab: int | None = None):
+    """The token windows of ``corpus`` under the options of :func:`basis` (no statistics)."""
+    from pathlib import Path
+
+    from emergence.numerics.corpus.documents import load_corpus
+
+    return load_corpus(corpus if corpus == "synthetic" else Path(corpus), tokenizer_name=tokenizer,
+                       vocab_size=vocab, context_length=T, windows=windows, oov=oov, seed=seed,
+                       separator=separator, tokenizer_vocab=bpe_vocab)
+
+
+def predict_weights(stats, steps: int, lr: float, layers: int):
+    """Every weight of a ``layers``-layer attention-only transformer after ``steps`` SGD steps at rate
+    ``lr`` (Theorem 4.1 of arXiv 2601.19208), from the statistics of :func:`basis`."""
+    from emergence.numerics.leading_terms.leading_weights import (
+        error_bounds,
+        predicted_weights,
+        size_conditions,
+        step_limit,
+        within_step_window,
+    )
+    from emergence.records import LeadingWeights
+
+    V, T = len(stats.tokens), stats.T
+    return LeadingWeights(
+        weights=predicted_weights(stats.statistics, steps, lr, layers),
+        bounds={name: float(value) for name, value in error_bounds(steps, lr, T, layers).items()},
+        step_limit=float(step_limit(lr, T, layers)), steps_within_limit=within_step_window(steps, lr, T, layers),
+        size_conditions=size_conditions(V, T, layers), steps=steps, lr=lr, layers=layers, tokens=stats.tokens,
+    )
+
+
+def validate_copy_head(attention: str, L: int, V: int, P: Sequence[int], **options):
+    """Train (``optimizer="adam"``) or sample (``"sgld"``) copy-task models on every ``P`` and compare
+    them with the theory; ``options`` are the fields of :class:`~emergence.copy_experiment.CopyExperiment`."""
+    return run_copy_experiment(CopyExperiment(attention, int(L), int(V), tuple(int(p) for p in P), **options))
+
+
+def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
+    """Train the attention-only transformer of Definition 3.1 with SGD from zero and compare every weight
+    with its leading term; ``options`` are the fields of
+    :class:`emergence.validation.leading_terms.experiment.LeadingTermRun` (``device`` default: CPU)."""
+    from emergence.numerics.io import provenance
+    from emergence.records import LeadingTermValidation
+    from emergence.validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
+    from emergence.validation.runtime import resolve_device
+
+    options["device"] = resolve_device(options.get("device", "cpu"))
+    result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
+    result["provenance"] = provenance(result["config"], options.get("seed", 0))
+    return LeadingTermValidation.from_dict(result)

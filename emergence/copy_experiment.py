@@ -1,0 +1,115 @@
+r"""The copy-task experiment, assembled once: train or sample models over a grid of :math:`P`
+and compare them with the copy-head theory (``emergence validate copy-head`` and the demo).
+
+:class:`CopyExperiment` is the whole configuration; :func:`run_copy_experiment` builds one
+sweep point per :math:`P` (:func:`emergence.validation.copy_task.experiment.point_config`),
+runs them resumably (:func:`emergence.validation.sweeps.run_sweep`, keyed on the
+configuration and the engine's code), reduces them to measured curves and transitions, and
+puts the theory's phase diagram on a fine grid (:math:`P_{\min}/2` to :math:`2P_{\max}`,
+200 log-spaced points) beside them.
+
+>>> CopyExperiment("linear", 8, 4, (8, 64)).theory_grid()[[0, -1]]
+array([  4., 128.])
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import asdict, dataclass, field
+from functools import partial
+
+THEORY_POINTS = 200
+"""Points of the theory's curve."""
+
+
+@dataclass(frozen=True)
+class CopyExperiment:
+    """One copy-task validation: sizes, the ``P`` grid, the optimizer and its budget.
+
+    ``convention``: text such as ``architecture=M,a=1`` (model T defaults); ``workers``: local
+    processes (1: in this process, one torch thread; default: the CPU count); ``out``: folder
+    of the resumable per-point results (default: a new temporary folder).
+    """
+
+    attention: str
+    L: int
+    V: int
+    P: tuple[int, ...]
+    optimizer: str = "adam"
+    objective: str = "joint"
+    seeds: int = 2
+    convention: str = ""
+    adam_steps: int = 2000
+    sgld_burn_in: int = 2000
+    sgld_draws: int = 50
+    sgld_thin: int = 20
+    chains: int = 2
+    dtype: str = "float64"
+    seed: int = 0
+    device: str | None = None
+    workers: int | None = None
+    out: str | None = None
+    progress: bool = field(default=True, compare=False)
+
+    def check(self) -> None:
+        """One-line :class:`~emergence.theory.errors.EmergenceError` on sizes or budgets that cannot run."""
+        from emergence.theory.errors import InvalidSizeError
+
+        if self.L < 2 or self.V < 2:
+            raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={self.L}, V={self.V}")
+        if self.seeds < 1 or self.adam_steps < 1 or self.chains < 1 or self.sgld_draws < 4 or self.sgld_thin < 1:
+            raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
+        if not self.P or min(self.P) < 1:
+            raise InvalidSizeError("the P grid needs positive numbers of sequences")
+
+    def theory_grid(self):
+        import numpy as np
+
+        return np.geomspace(min(self.P) / 2, max(self.P) * 2, THEORY_POINTS)
+
+
+def run_copy_experiment(config: CopyExperiment):
+    """Train (Adam) or sample (SGLD) every point of ``config``; a :class:`~emergence.records.CopyHeadValidation`."""
+    import json
+
+    from emergence.numerics.io import provenance, to_json_text
+    from emergence.records import CopyHeadValidation
+    from emergence.theory.errors import EmergenceError
+    from emergence.validation.copy_task.analysis import agreement, measured_curves
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.experiment import point_config, run_copy_point
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.runtime import resolve_device
+    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+
+    config.check()
+    device = resolve_device(config.device)
+    convention = CopyTaskConvention.parse(config.convention, attention=config.attention)
+    grid = sorted(int(P) for P in config.P)
+    settings = {key: getattr(config, key) for key in
+                ("adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
+    points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
+                           seed=config.seed, **settings) for P in grid]
+    if device == "cuda":
+        executor = InProcessExecutor()
+    elif config.workers == 1:
+        executor = InProcessExecutor(threads=1)
+    else:
+        executor = LocalProcessExecutor(config.workers)
+    out = config.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
+    results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
+                        progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}")
+    measured = measured_curves(config.attention, config.optimizer, grid, results)
+    try:
+        predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention, config.theory_grid())
+        note = None
+    except EmergenceError as error:
+        predicted, note = None, str(error)
+    return CopyHeadValidation(
+        attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
+        settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
+                  if k not in ("out", "progress", "workers")},
+        predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
+        prediction_note=note, results_folder=str(out),
+        provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),
+    )

@@ -1,0 +1,393 @@
+r"""Every figure of the engine, drawn once: ``figure(record, ax=None) -> Figure``.
+
+The command line (``--plot``), the demo report and a notebook (``record.plot()``) all call
+these functions on the records of :mod:`emergence.records`, so one record gives one picture
+whichever way it is drawn.  Nothing here selects a matplotlib backend: a figure made here is
+a plain :class:`matplotlib.figure.Figure` (not registered with ``pyplot``), which a notebook
+displays and :func:`save_figure` writes with the non-interactive renderer of the file's format.
+
+``ax``: ``None`` makes a new figure with every panel; one :class:`~matplotlib.axes.Axes`
+draws the first panel into it; a sequence (or NumPy array) of axes draws one panel into each.
+
+Conventions: the size on a log axis is :math:`P` (training sequences); axis labels are
+mathematical notation with units ("dimensionless" where a quantity has none); every vertical
+line is a transition with a legend entry (:data:`TRANSITIONS`); legends sit outside the axes
+so that they hide no data.
+
+>>> sorted(TRANSITIONS)
+['P1', 'P_star', 'crossover', 'crossover_literal']
+>>> math_label("L**(3/2)*V**(1/2)")
+'$L^{3/2}\\,V^{1/2}$'
+>>> math_label("L*log(L)**2")
+'$L\\,\\ln^{2} L$'
+>>> math_label("V**2")
+'$V^{2}$'
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+P_AXIS = "training sequences $P$ (log scale)"
+ORDER_AXIS = "order parameter (dimensionless)"
+LOSS_AXIS = "test loss per position (squared error)"
+EXACT_FLOOR = 1e-17
+"""Where an exact match (1 - cosine = 0) is drawn on the cosine figure's log axis."""
+
+TRANSITIONS: dict[str, tuple[str, str]] = {
+    "P1": ("second-order point $P_1$", ":"),
+    "crossover": ("copy-mode onset $P_G$", "--"),
+    "crossover_literal": ("$c_G = c_1$", "-."),
+    "P_star": ("coexistence point $P^*$", "-"),
+}
+"""Label and line style of each transition of the copy-head theory."""
+METASTABLE = "metastable window (between the spinodals)"
+ORDER_PARAMETERS = {"c1": "$c_1$ (uniform pooling)", "cG": "$c_G$ (copy)",
+                    "aG": "$a_G$ (attention on the previous token)"}
+COLOURS = {"c1": "tab:blue", "cG": "tab:red", "aG": "tab:green"}
+OPTIMIZERS = {"adam": ("o", "Adam MAP"), "sgld": ("s", "SGLD mean")}
+SIZE_NAMES = {"L": "sequence length $L$", "V": "vocabulary size $V$"}
+
+
+def math_label(expression: str) -> str:
+    """A SymPy-syntax product of powers (``L**(3/2)*V**(1/2)``, ``L*log(L)**2``) as mathtext."""
+    parts = []
+    for factor in re.split(r"(?<!\*)\*(?!\*)", expression):
+        base, _, power = factor.partition("**")
+        power = power.strip("()")
+        logarithm = re.fullmatch(r"log\((\w+)\)", base)
+        if logarithm:
+            parts.append(rf"\ln^{{{power}}} {logarithm.group(1)}" if power else rf"\ln {logarithm.group(1)}")
+        else:
+            parts.append(f"{base}^{{{power}}}" if power else base)
+    return "$" + r"\,".join(parts) + "$"
+
+
+def new_figure(panels: int, ax=None, *, columns: int | None = None, size: tuple[float, float] = (5.0, 4.0)):
+    """(figure, list of ``panels`` axes): new ones, or the given axes (see the module docstring)."""
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        columns = columns or panels
+        rows = math.ceil(panels / columns)
+        figure = Figure(figsize=(size[0] * columns, size[1] * rows), layout="constrained")
+        axes = figure.subplots(rows, columns, squeeze=False).ravel().tolist()
+        return figure, axes[:panels]
+    axes = list(ax.flat) if hasattr(ax, "flat") else list(ax) if isinstance(ax, Sequence) else [ax]
+    return axes[0].figure, axes[:panels]
+
+
+def figure_format(path: str | Path, format: str | None = None) -> str:
+    """The image format of ``path`` (its suffix, default PNG); a one-line
+    :class:`~emergence.theory.errors.EmergenceError` when matplotlib cannot write it (check before long work)."""
+    from matplotlib.figure import Figure
+
+    from emergence.theory.errors import EmergenceError
+
+    format = (format or Path(path).suffix.lstrip(".") or "png").lower()
+    supported = Figure().canvas.get_supported_filetypes()
+    if format not in supported:
+        raise EmergenceError(f"cannot write a figure as .{format}; use one of {', '.join(sorted(supported))}")
+    return format
+
+
+def save_figure(figure, path: str | Path, format: str | None = None) -> Path:
+    """Write ``figure`` atomically (format from the suffix, default PNG), without a timestamp, so the
+    same record gives the same bytes; return the path."""
+    from emergence.numerics.io import atomic_path
+
+    path = Path(path)
+    format = figure_format(path, format)
+    metadata = {"Software": None} if format == "png" else {"Creator": None} if format in ("pdf", "svg") else None
+    if format == "pdf":
+        metadata["CreationDate"] = None
+    elif format == "svg":
+        metadata["Date"] = None
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=format, dpi=110, metadata=metadata)
+    return path
+
+
+def _values(values: list) -> list[float]:
+    return [float("nan") if v is None else float(v) for v in values]
+
+
+def _log_x(axis) -> None:
+    """A logarithmic x axis with labels on the decades only (minor labels overlap)."""
+    from matplotlib.ticker import NullFormatter
+
+    axis.set_xscale("log")
+    axis.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _legend(axis, **options) -> None:
+    """A legend beside the axes (never over the data); nothing when no artist is labelled."""
+    if axis.get_legend_handles_labels()[0]:
+        axis.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=7, **options)
+
+
+def _mark_transitions(axes, transitions: dict | None) -> None:
+    """One labelled vertical line per transition (label on the first axis) and the metastable window."""
+    transitions = transitions or {}
+    for key, (label, style) in TRANSITIONS.items():
+        value = transitions.get(key)
+        if isinstance(value, (int, float)):
+            for axis in axes:
+                axis.axvline(value, color="0.35", linestyle=style, linewidth=1.1,
+                             label=f"{label} = {value:.4g}" if axis is axes[0] else None)
+    if transitions.get("spinodals"):
+        low, high = transitions["spinodals"]
+        for axis in axes:
+            axis.axvspan(low, high, color="orange", alpha=0.15, label=METASTABLE if axis is axes[0] else None)
+
+
+def phase_diagram_figure(record, ax=None):
+    """Order parameters (first panel) and predicted loss (second) of the reduced action's global minimum
+    against :math:`P`, with the transitions."""
+    figure, axes = new_figure(2, ax, columns=1, size=(7.5, 3.2))
+    top = axes[0]
+    top.semilogx(record.P, _values(record.c1), color=COLOURS["c1"], label=ORDER_PARAMETERS["c1"])
+    top.semilogx(record.P, _values(record.cG), color=COLOURS["cG"],
+                 label=ORDER_PARAMETERS["aG" if record.attention == "softmax" else "cG"])
+    top.set_ylabel(ORDER_AXIS)
+    top.set_title(f"{record.attention} attention, $L = {record.L}$, $V = {record.V}$ "
+                  f"(reconstructed model {record.convention.get('architecture', 'T')})", fontsize=10)
+    if len(axes) > 1:
+        bottom = axes[1]
+        bottom.semilogx(record.P, _values(record.loss), color="black", label="predicted test loss")
+        bottom.set_ylabel(LOSS_AXIS)
+        bottom.sharex(top)
+        top.tick_params(labelbottom=False)
+    _mark_transitions(axes, record.transitions)
+    axes[-1].set_xlabel(P_AXIS)
+    for axis in axes:
+        _legend(axis)
+    return figure
+
+
+def copy_task_figure(records, ax=None):
+    """Measured order parameters (first panel) and held-out loss (second) of trained copy-task models,
+    mean ± std over seeds or draws, with the theory's curves and transitions.
+
+    ``records``: one :class:`~emergence.records.CopyHeadValidation` or several at the same sizes
+    (Adam and SGLD, say), drawn together with the theory of the first.
+    """
+    records = list(records) if isinstance(records, (list, tuple)) else [records]
+    record = records[0]
+    measured_by = {r.optimizer: r.measured for r in records}
+    figure, axes = new_figure(2, ax, size=(6.2, 4.2))
+    left = axes[0]
+    predicted = record.predicted
+    if predicted is not None:
+        for key in ("c1", "cG"):
+            left.plot(predicted["P"], _values(predicted[key]), "-", color=COLOURS[key],
+                      label=f"theory {ORDER_PARAMETERS[key]}")
+    for optimizer, measured in measured_by.items():
+        marker, name = OPTIMIZERS[optimizer]
+        hollow = "none" if optimizer == "sgld" else None
+        for key in ("c1", "cG"):
+            left.errorbar(measured["P"], _values(measured[f"{key}_mean"]), yerr=_values(measured[f"{key}_std"]),
+                          fmt=marker, capsize=3, color=COLOURS[key], mfc=hollow, label=f"{name} {ORDER_PARAMETERS[key]}")
+        for start, triangle in (("uniform", "v"), ("copy", "^")):
+            if f"aG_{start}_mean" in measured:
+                left.plot(measured["P"], _values(measured[f"aG_{start}_mean"]), triangle, mfc="none",
+                          color=COLOURS["aG"], label=f"{name} $a_G$ from the {start} start")
+    left.set_ylabel(ORDER_AXIS)
+    if len(axes) > 1:
+        right = axes[1]
+        if predicted is not None:
+            right.plot(predicted["P"], _values(predicted["loss"]), "-", color="black", label="theory (population)")
+        for optimizer, measured in measured_by.items():
+            marker, name = OPTIMIZERS[optimizer]
+            right.errorbar(measured["P"], _values(measured["loss_mean"]), yerr=_values(measured["loss_std"]),
+                           fmt=marker, capsize=3, color="black", mfc="none" if optimizer == "sgld" else None,
+                           label=f"{name} (held out)")
+        right.set_ylabel(LOSS_AXIS)
+    _mark_transitions(axes, None if predicted is None else predicted["transitions"])
+    for axis in axes:
+        _log_x(axis)
+        axis.set_xlabel(P_AXIS)
+        _legend(axis)
+    objective = record.settings.get("objective", "joint")
+    left.set_title(f"copy task, {record.attention} attention, $L = {record.L}$, $V = {record.V}$ "
+                   f"({objective} objective): trained vs reconstructed theory", fontsize=9, loc="left")
+    return figure
+
+
+def leading_cosines_figure(records, ax=None):
+    r""":math:`1 - \cos` of every trained weight with its leading term, per layer, against the epoch
+    (one panel per run, log axis).
+
+    Layers that coincide stay visible: each layer has its own marker, and earlier layers are
+    drawn wider underneath later ones.  An exact match (:math:`1 - \cos = 0`, e.g. :math:`W_O`
+    after one step) is drawn on the floor line :data:`EXACT_FLOOR`, which is labelled; an epoch
+    where the cosine is undefined (the weight is still zero) gets a tick at the top of the
+    panel in its component's colour.
+    """
+    runs = list(records) if isinstance(records, (list, tuple)) else [records]
+    figure, axes = new_figure(len(runs), ax, size=(6.4, 4.4))
+    styles = {"W_O": ("tab:purple", "-"), "V": ("tab:blue", "--"), "W": ("tab:orange", "-."), "P": ("tab:green", ":")}
+    markers = ("o", "x", "+", "^", "s")
+    for axis, run in zip(axes, runs):
+        epochs = list(range(1, len(run.steps) + 1))
+        exact, undefined = False, False
+        for row, (component, layers) in enumerate(run.cosine.items()):
+            colour, style = styles.get(component, ("black", "-"))
+            for layer, values in enumerate(layers):
+                name = "$W_O$" if component == "W_O" else f"${component}^{{({layer + 1})}}$"
+                gaps = []
+                for v in _values(values):
+                    gap = 1 - v if v == v else float("nan")
+                    exact = exact or gap <= 0
+                    gaps.append(max(gap, EXACT_FLOOR) if gap == gap else gap)
+                axis.semilogy(epochs, gaps, style, color=colour, marker=markers[layer % len(markers)],
+                              markersize=7 - 2 * min(layer, 2), markerfacecolor="none",
+                              linewidth=2.6 - 1.2 * min(layer, 1), alpha=0.85, label=name)
+                missing = [e for e, g in zip(epochs, gaps) if g != g]
+                if missing:
+                    undefined = True
+                    axis.plot(missing, [0.95 - 0.05 * row] * len(missing), "|", color=colour, markersize=7,
+                              transform=axis.get_xaxis_transform())
+        if undefined:
+            axis.plot([], [], "|", color="0.3", markersize=8, label="cosine undefined (weight still zero)")
+        if exact:
+            axis.axhline(EXACT_FLOOR, color="0.5", linewidth=0.8,
+                         label=r"exact match, $1-\cos = 0$ (drawn at $10^{-17}$)")
+        inside = [e for e, w in zip(epochs, run.within_window) if w]
+        if inside:
+            axis.axvspan(0.5, max(inside) + 0.5, color="0.92", label="theorem window")
+        axis.set_xlabel("training epoch (one full-batch SGD step each)")
+        axis.set_ylabel(r"$1 - \cos(\mathrm{trained}, \mathrm{leading\ term})$ (log scale)")
+        lr = run.config.get("lr")
+        axis.set_title(f"learning rate $\\eta = {lr:g}$, {run.config.get('layers')} layers, "
+                       f"corpus {run.config.get('corpus')}", fontsize=9)
+        _legend(axis, ncol=1)
+    return figure
+
+
+def window_edge_figure(record, ax=None):
+    r"""Relative error :math:`\|W - W_{\rm theory}\|/\|W_{\rm theory}\|` (log-log, with the fitted
+    slope) and :math:`1 - \cos` against :math:`s\eta`, across the theorem window's edge.
+
+    ``record``: a :class:`~emergence.records.LeadingTermValidation`.  One colour per component
+    (relative error: mean over layers, points and the least-squares line of
+    :math:`\log` error against :math:`\log s\eta` whose slope the legend gives, theory 1;
+    :math:`1-\cos`: minimum cosine over layers, dotted, right axis); the edge
+    :math:`s\eta = k` is the dashed vertical line.
+    """
+    import numpy as np
+
+    from emergence.validation.leading_terms.experiment import COMPONENTS, EXACT_RELATIVE_ERROR
+
+    data = record.to_dict()
+    figure, (axis,) = new_figure(1, ax, size=(7.0, 4.5))
+    s_eta = np.asarray(data["s_eta"], dtype=float)
+    gap_axis = axis.twinx()
+    for index, name in enumerate(COMPONENTS):
+        colour = f"C{index}"
+        per_layer = np.array([_values(layer) for layer in data["relative_error"][name]], dtype=float)
+        errors = np.nanmean(per_layer, axis=0) if np.isfinite(per_layer).any() else per_layer[0]
+        axis.loglog(s_eta, errors, "o", ms=3, color=colour)
+        slope = data["relative_error_slope"][name]
+        usable = np.isfinite(errors) & (errors > EXACT_RELATIVE_ERROR)
+        if slope is not None and usable.sum() >= 2:
+            intercept = np.mean(np.log(errors[usable]) - slope * np.log(s_eta[usable]))
+            axis.loglog(s_eta, np.exp(intercept) * s_eta**slope, "-", color=colour,
+                        label=f"${name}$ relative error, fitted slope {slope:.2f}")
+        cosines = np.nanmin(np.array([_values(layer) for layer in data["cosine"][name]], dtype=float), axis=0)
+        gap_axis.loglog(s_eta, np.maximum(1 - cosines, EXACT_FLOOR), ":", color=colour)
+    axis.axvline(data["window_edge_s_eta"], color="black", linestyle="--",
+                 label=f"window edge $s\\eta = {data['window_edge_s_eta']:.3g}$")
+    axis.set_xlabel(r"$s\eta$ (steps $\times$ learning rate)")
+    axis.set_ylabel(r"$\|W - W_{\rm theory}\| / \|W_{\rm theory}\|$ (points, fit)")
+    gap_axis.set_ylabel(r"$1 - \cos$ (dotted, worst layer)")
+    config = data["config"]
+    axis.set_title(f"across the window's edge: corpus {config['corpus']}, $\\eta = {config['lr']:.3g}$, "
+                   f"{config['layers']} layers", fontsize=9)
+    _legend(axis)
+    return figure
+
+
+def scaling_ratios_figure(verdicts, ax=None):
+    """Each claim's transition divided by its claimed law against the swept size (log axes), one
+    panel per (claim, sweep), with the derived large-size form where one exists."""
+    from emergence.numerics.copy_head.scaling import CLAIMS
+
+    verdicts = list(verdicts) if isinstance(verdicts, (list, tuple)) else [verdicts]
+    panels = [(verdict, sweep) for verdict in verdicts for sweep in verdict.sweeps()]
+    figure, axes = new_figure(len(panels), ax, size=(4.6, 3.8))
+    for axis, (verdict, sweep) in zip(axes, panels):
+        variable = sweep["variable"]
+        law = math_label(verdict.law)
+        axis.semilogx(sweep["sizes"], sweep["ratio"], "o-", label=f"$P$ / {law}")
+        if sweep.get("reference_ratio"):
+            axis.semilogx(sweep["reference_sizes"], sweep["reference_ratio"], "s--", mfc="none",
+                          label="$P$ / derived large-size form")
+        _log_x(axis)
+        axis.set_xlabel(f"{SIZE_NAMES[variable]} (log scale)")
+        axis.set_ylabel(f"transition $P$ / {law} (dimensionless)")
+        claim = CLAIMS.get(verdict.claim)
+        transition = TRANSITIONS.get(claim.transition, (claim.transition, ""))[0] if claim else verdict.claim
+        fixed = {s["sweep"]: s for s in verdict.sizes}[variable]
+        other = "V" if variable == "L" else "L"
+        axis.set_title(f"{verdict.claim}: {transition}\nsweep over ${variable}$ at ${other} = {fixed[other]}$ "
+                       f"({'holds' if verdict.holds else 'fails'})", fontsize=9)
+        _legend(axis)
+    return figure
+
+
+def _signed_image(axis, array):
+    """``array`` as an image on a colour scale centred on zero (red positive, blue negative)."""
+    import numpy as np
+
+    limit = float(np.max(np.abs(array))) or 1.0
+    return axis.imshow(array, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+
+
+def basis_figure(record, ax=None):
+    r"""The bigram statistic :math:`\bar B` and the context statistic :math:`\bar\Phi` as images
+    (token index on both axes)."""
+    arrays = record.arrays()
+    figure, axes = new_figure(2, ax, size=(4.6, 4.0))
+    for axis, (symbol, title) in zip(axes, (("B", r"bigram $\bar B$"), ("Phi", r"context $\bar\Phi$"))):
+        image = _signed_image(axis, arrays[symbol])
+        axis.set_title(f"{title} ($V = {len(record.tokens)}$, $N = {record.N}$ windows)", fontsize=9)
+        axis.set_xlabel("token index $k$")
+        axis.set_ylabel("token index $j$")
+        figure.colorbar(image, ax=axis, label="value (dimensionless)")
+    return figure
+
+
+def leading_weights_figure(record, ax=None):
+    r"""The predicted output weight :math:`W_O` and first-layer value weight :math:`V^{(1)}` as images."""
+    figure, axes = new_figure(2, ax, size=(4.6, 4.0))
+    for axis, (name, title) in zip(axes, (("W_O", "$W_O$"), ("V_l", "$V^{(1)}$"))):
+        array = record.weights[name]
+        image = _signed_image(axis, array if name == "W_O" else array[0])
+        axis.set_title(f"predicted {title} after $s = {record.steps}$ steps, $\\eta = {record.lr:g}$", fontsize=9)
+        axis.set_xlabel("token index")
+        axis.set_ylabel("token index")
+        figure.colorbar(image, ax=axis, label="weight (dimensionless)")
+    return figure
+
+
+FIGURE_KINDS: dict[str, tuple[str, Any]] = {
+    "phase_diagram": ("PhaseDiagram", phase_diagram_figure),
+    "copy_task": ("CopyHeadValidation", copy_task_figure),
+    "leading_cosines": ("LeadingTermValidation", leading_cosines_figure),
+    "scaling_ratios": ("ScalingVerdict", scaling_ratios_figure),
+}
+"""A stored figure's kind -> (record class in :mod:`emergence.records`, drawing function)."""
+
+
+def draw_stored(kind: str, data: dict | list, path: str | Path) -> Path:
+    """Draw a figure stored as JSON (a record's ``to_dict()``, or a list of them) and write it."""
+    from emergence import records
+
+    record_name, draw = FIGURE_KINDS[kind]
+    loader = getattr(records, record_name).from_dict
+    record = [loader(item) for item in data] if isinstance(data, list) else loader(data)
+    return save_figure(draw(record), path)

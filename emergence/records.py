@@ -1,0 +1,281 @@
+r"""Typed result records of the Python API (:mod:`emergence.api`) and the command line.
+
+Each record is a dataclass over the JSON-ready result of one layer call; its fields are the
+quantities a researcher reads (the order parameters of a phase diagram, the ratios of a
+scaling claim, ...), and keys a layer adds that a record does not name are kept in
+``details`` (so a record never drops a number the layer computed).
+
+- ``to_dict()``: the JSON-ready dictionary (what ``--json`` writes), keys in field order;
+- ``to_json()``: that dictionary as JSON text;
+- ``from_dict(data)``: the record back from such a dictionary (``results.json`` of the demo);
+- ``plot(ax=None)``: its figure, drawn by :mod:`emergence.figures` (the one place every
+  figure of the engine is drawn), returned as a :class:`matplotlib.figure.Figure`.
+
+>>> record = PhaseDiagram.from_dict({"attention": "linear", "L": 8, "V": 4, "convention": {},
+...                                  "P": [1.0, 2.0], "c1": [0.0, 0.1], "cG": [0.0, 0.0],
+...                                  "loss": [1.0, 0.9], "transitions": {"P1": 1.5}, "note": "kept"})
+>>> record.L, record.details
+(8, {'note': 'kept'})
+>>> PhaseDiagram.from_dict(record.to_dict()) == record
+True
+>>> record.to_json().splitlines()[1]
+'  "attention": "linear",'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+
+def _json_ready(data: Any) -> Any:
+    from emergence.numerics.io import to_json_text
+
+    return json.loads(to_json_text(data))
+
+
+class Record:
+    """Shared behaviour of the records: dictionary and JSON forms, reading back, the figure."""
+
+    figure: ClassVar[str | None] = None
+    """Name of the drawing function in :mod:`emergence.figures` (``None``: the record has no figure)."""
+
+    details: dict
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        return _json_ready({**data, **self.details})
+
+    def to_json(self) -> str:
+        from emergence.numerics.io import to_json_text
+
+        return to_json_text(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        names = {f.name for f in fields(cls)} - {"details"}
+        return cls(**{k: v for k, v in data.items() if k in names},
+                   details={k: v for k, v in data.items() if k not in names})
+
+    def plot(self, ax=None):
+        """The record's figure (a new :class:`~matplotlib.figure.Figure`, or drawn into ``ax``)."""
+        from emergence import figures
+        from emergence.theory.errors import EmergenceError
+
+        if self.figure is None:
+            raise EmergenceError(f"a {type(self).__name__} has no figure; print it or use to_dict()")
+        return getattr(figures, self.figure)(self, ax=ax)
+
+
+@dataclass
+class PhaseDiagram(Record):
+    r"""Global minimum of the copy-head reduced action on a grid of :math:`P`.
+
+    ``c1, cG`` (linear) or ``cG = a_G`` (softmax) and the predicted per-position test loss at
+    each ``P``; ``transitions``: ``P1``, ``crossover``, ``crossover_literal``, ``P_star``,
+    ``spinodals``, ``critical_exponent`` (``None`` where not inside the grid).
+    """
+
+    figure: ClassVar[str] = "phase_diagram_figure"
+    attention: str
+    L: int
+    V: int
+    convention: dict
+    P: list
+    c1: list
+    cG: list
+    loss: list
+    transitions: dict
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class ScalingVerdict(Record):
+    r"""One scaling claim on the reduced actions: transition / law along each sweep, local
+    exponents :math:`d\ln P/d\ln x`, the sub-leading fit and the verdict ``holds``."""
+
+    figure: ClassVar[str] = "scaling_ratios_figure"
+    claim: str
+    law: str
+    sizes: list
+    P_star: list
+    ratio: dict
+    local_exponent: dict
+    fit: dict
+    holds: bool
+    tolerance: float
+    dps: int
+    convention: dict | None = None
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        """Per sweep: sizes, transitions, measured and the law's own local exponents, spread over
+        the last three sizes, ratios, residual exponent, the fit and the derived-form comparison."""
+        summary = []
+        for variable, exponents in self.local_exponent.items():
+            sizes = [s[variable] for s in self.sizes if s["sweep"] == variable]
+            ratios = self.ratio[variable]
+            law_exponents = [
+                e - (math.log(ratios[k + 1]) - math.log(ratios[k])) / (math.log(sizes[k + 1]) - math.log(sizes[k]))
+                for k, e in enumerate(exponents)
+            ]
+            tail = exponents[-3:]
+            fit = self.fit[variable]
+            reference = fit.get("reference") or {}
+            summary.append({
+                "variable": variable, "sizes": sizes,
+                "transition": [p for p, s in zip(self.P_star, self.sizes) if s["sweep"] == variable],
+                "local_exponent": exponents, "law_local_exponent": law_exponents,
+                "exponent": exponents[-1], "spread": max(tail) - min(tail), "law_exponent": law_exponents[-1],
+                "ratio": ratios, "residual_exponent": fit["residual_exponent"][-1], "fit": fit["coefficients"],
+                "fit_form": fit["form"], "fit_residual": fit["residual"],
+                "reference_form": reference.get("form"), "reference_sizes": reference.get("sizes"),
+                "reference_ratio": reference.get("ratio"), "reference_consistent": reference.get("consistent"),
+            })
+        return summary
+
+
+@dataclass
+class Derivation(Record):
+    """A theory's derivation: ``steps`` is the list of :class:`emergence.theory.derivation_steps.Step`
+    (titles, SymPy equations); ``to_dict()`` is the JSON form of ``emergence derive --format json``."""
+
+    theory: str
+    attention: str | None
+    architecture: str | None
+    steps: list
+    note: str | None = None
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        from emergence.theory.derivation_steps import render_json
+
+        return render_json(self.steps, theory=self.theory, attention=self.attention,
+                           architecture=self.architecture, note=self.note)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(self.to_json())
+
+    def text(self) -> str:
+        """The derivation as plain text (``emergence derive ...``)."""
+        from emergence.theory.derivation_steps import render_text
+
+        return render_text(self.steps)
+
+    def latex(self) -> str:
+        """The derivation as LaTeX (``emergence derive ... --format latex``)."""
+        from emergence.theory.derivation_steps import render_latex
+
+        return render_latex(self.steps)
+
+
+@dataclass
+class BasisStatistics(Record):
+    r"""The leading-term corpus statistics of arXiv 2601.19208 with their corpus.
+
+    ``statistics``: :class:`emergence.numerics.leading_terms.basis_statistics.BasisStatistics`
+    (:math:`\bar B, \bar B^\top\bar B, \bar\Phi, \bar G, \bar Q, \bar\Delta` as NumPy arrays);
+    ``tokens``: the vocabulary in index order, as readable strings; ``T``, ``N``: sequence length
+    and windows; ``corpus``: the loaded corpus (windows, vocabulary, tokenizer), kept in memory only.
+    """
+
+    figure: ClassVar[str] = "basis_figure"
+    statistics: Any
+    tokens: list
+    T: int
+    N: int
+    config: dict
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
+    corpus: Any = field(default=None, repr=False, compare=False)
+
+    def arrays(self) -> dict[str, Any]:
+        """The statistics under the paper's symbols (B, Sigma, Phi, G, Q, Delta)."""
+        from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS
+
+        return {symbol: getattr(self.statistics, name) for symbol, name in PAPER_SYMBOLS.items()
+                if getattr(self.statistics, name) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return _json_ready({**{k: v.tolist() for k, v in self.arrays().items()}, "vocab": self.tokens,
+                            "T": self.T, "N": self.N, "config": self.config, "provenance": self.provenance,
+                            **self.details})
+
+
+@dataclass
+class LeadingWeights(Record):
+    r"""Every weight of an L-layer attention-only transformer after ``steps`` SGD steps
+    (Theorem 4.1): ``weights`` (``W_O``, ``V_l``, ``W_l``, ``P_l``), the theorem's Frobenius error
+    ``bounds``, its ``step_limit`` and whether the run is ``within_window``."""
+
+    figure: ClassVar[str] = "leading_weights_figure"
+    weights: dict
+    bounds: dict
+    step_limit: float
+    steps_within_limit: bool
+    size_conditions: dict
+    steps: int
+    lr: float
+    layers: int
+    tokens: list
+    details: dict = field(default_factory=dict)
+
+    @property
+    def within_window(self) -> bool:
+        return bool(self.steps_within_limit and all(self.size_conditions.values()))
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        data["weights"] = {k: v.tolist() for k, v in self.weights.items()}
+        return _json_ready({**data, "within_window": self.within_window, **self.details})
+
+
+@dataclass
+class CopyHeadValidation(Record):
+    r"""Trained copy-task models against the copy-head theory at one size, one optimizer.
+
+    ``measured``: order parameters and held-out loss per ``P`` (mean and std over seeds or
+    draws) and the transitions read off the grid (``adam``: MAP from two starts, ``sgld``:
+    posterior means); ``predicted``: the theory's phase diagram on a fine grid (``None`` with
+    ``prediction_note`` where the solvers do not cover the convention); ``agreement``: the
+    comparison of :mod:`emergence.validation.copy_task.analysis`.
+    """
+
+    figure: ClassVar[str] = "copy_task_figure"
+    attention: str
+    L: int
+    V: int
+    P: list
+    optimizer: str
+    settings: dict
+    predicted: dict | None
+    measured: dict
+    agreement: dict
+    prediction_note: str | None = None
+    results_folder: str | None = None
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class LeadingTermValidation(Record):
+    r"""A trained attention-only transformer compared, per epoch and layer, with its leading
+    terms: Frobenius ``cosine`` and ``relative_error`` per component (``W_O``, ``V``, ``W``,
+    ``P``), the theorem's ``step_limit`` and ``within_window`` per epoch, and the losses."""
+
+    figure: ClassVar[str] = "leading_cosines_figure"
+    config: dict
+    corpus: dict
+    steps: list
+    loss: list
+    step_limit: float
+    within_window: list
+    cosine: dict
+    min_cosine: dict
+    min_cosine_within_window: dict
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
