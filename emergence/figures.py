@@ -280,7 +280,12 @@ def window_edge_figure(record, ax=None):
     """
     import numpy as np
 
-    from emergence.validation.leading_terms.experiment import COMPONENTS, EXACT_RELATIVE_ERROR
+    from emergence.validation.leading_terms.experiment import (
+        COMPONENTS,
+        EXACT_RELATIVE_ERROR,
+        mean_over_layers,
+        minimum_over,
+    )
 
     data = record.to_dict()
     figure, (axis,) = new_figure(1, ax, size=(7.0, 4.5))
@@ -288,8 +293,7 @@ def window_edge_figure(record, ax=None):
     gap_axis = axis.twinx()
     for index, name in enumerate(COMPONENTS):
         colour = f"C{index}"
-        per_layer = np.array([_values(layer) for layer in data["relative_error"][name]], dtype=float)
-        errors = np.nanmean(per_layer, axis=0) if np.isfinite(per_layer).any() else per_layer[0]
+        errors = np.array(_values(mean_over_layers(data["relative_error"][name])))
         axis.loglog(s_eta, errors, "o", ms=3, color=colour)
         slope = data["relative_error_slope"][name]
         usable = np.isfinite(errors) & (errors > EXACT_RELATIVE_ERROR)
@@ -297,7 +301,7 @@ def window_edge_figure(record, ax=None):
             intercept = np.mean(np.log(errors[usable]) - slope * np.log(s_eta[usable]))
             axis.loglog(s_eta, np.exp(intercept) * s_eta**slope, "-", color=colour,
                         label=f"${name}$ relative error, fitted slope {slope:.2f}")
-        cosines = np.nanmin(np.array([_values(layer) for layer in data["cosine"][name]], dtype=float), axis=0)
+        cosines = np.array(_values([minimum_over(list(epoch)) for epoch in zip(*data["cosine"][name])]))
         gap_axis.loglog(s_eta, np.maximum(1 - cosines, EXACT_FLOOR), ":", color=colour)
     axis.axvline(data["window_edge_s_eta"], color="black", linestyle="--",
                  label=f"window edge $s\\eta = {data['window_edge_s_eta']:.3g}$")
@@ -307,6 +311,30 @@ def window_edge_figure(record, ax=None):
     config = data["config"]
     axis.set_title(f"across the window's edge: corpus {config['corpus']}, $\\eta = {config['lr']:.3g}$, "
                    f"{config['layers']} layers", fontsize=9)
+    _legend(axis)
+    return figure
+
+
+def checkpoint_figure(record: dict, ax=None):
+    """Frobenius cosines of each checkpoint's maps with the leading terms, per layer (key-query,
+    value, value-output) and for the direct path, against the checkpoint order.
+
+    ``record``: the dictionary that ``emergence checkpoints`` writes as JSON.
+    """
+    from pathlib import PurePath
+
+    checkpoints = record["checkpoints"]
+    figure, (axis,) = new_figure(1, ax, size=(7.0, 4.0))
+    x = list(range(len(checkpoints)))
+    for number in range(len(checkpoints[0]["layers"])):
+        for kind, style in (("key_query", "-"), ("value", "--"), ("value_output", ":")):
+            axis.plot(x, [c["layers"][number][kind] for c in checkpoints], style, marker="o",
+                      label=f"layer {number}: {kind.replace('_', '-')}")
+    axis.plot(x, [c["direct"] for c in checkpoints], "k-", marker="s", label=r"direct $EU$ vs $\bar B$")
+    axis.set_xticks(x, [PurePath(c["path"]).name for c in checkpoints], rotation=30)
+    axis.set_xlabel("checkpoint (in the order given)")
+    axis.set_ylabel("Frobenius cosine with the leading term")
+    axis.set_title(f"checkpoints against leading terms (top {record['top_k']} tokens)", fontsize=9)
     _legend(axis)
     return figure
 

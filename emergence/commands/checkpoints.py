@@ -37,7 +37,6 @@ def run(args) -> int:
     from emergence.numerics.leading_terms.basis_statistics import basis_statistics
     from emergence.theory.errors import InvalidSizeError
     from emergence.validation.leading_terms.checkpoints import (
-        checkpoint_figure,
         compare_checkpoint,
         find_tokenizer,
         leading_term_targets,
@@ -46,6 +45,10 @@ def run(args) -> int:
 
     if args.top_k < 2:
         raise InvalidSizeError(f"--top-k must be at least 2, got {args.top_k}")
+    if args.plot is not None:
+        from emergence.figures import figure_format
+
+        figure_format(args.plot)
     tokenizer_path = find_tokenizer(args.checkpoint)
     models = [load_checkpoint(path) for path in args.checkpoint]
     corpus = load_corpus(args.corpus, tokenizer_name=str(tokenizer_path), vocab_size=args.top_k + 1,
@@ -67,14 +70,9 @@ def run(args) -> int:
               "tokens": list(corpus.readable_tokens[:keep]), "checkpoints": checkpoints,
               "provenance": provenance(config, args.seed if args.corpus == "synthetic" else None)}
     if args.plot is not None:
-        import matplotlib.pyplot as plt
+        from emergence.figures import checkpoint_figure, save_figure
 
-        from emergence.numerics.io import atomic_path
-
-        figure = checkpoint_figure(record)
-        with atomic_path(args.plot) as temporary:
-            figure.savefig(temporary, format=args.plot.suffix.lstrip(".") or "png")
-        plt.close(figure)
+        save_figure(checkpoint_figure(record), args.plot)
     if args.json is not None:
         if args.json == "-":
             sys.stdout.write(to_json_text(record))

@@ -168,29 +168,3 @@ def compare_checkpoint(model, token_ids: Sequence[int], targets: dict[str, np.nd
             "heads": [{"head": h, "key_query": frobenius_cosine(m, targets["key_query"])} for h, m in enumerate(key_query)],
         })
     return {"direct": frobenius_cosine(embedding @ unembedding, targets["bigram"]), "layers": layers}
-
-
-def checkpoint_figure(record: dict, ax=None):
-    """Cosines per layer (key-query, value, value-output) against the checkpoint order: ``(record, ax=None) -> Figure``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        figure, ax = plt.subplots(figsize=(7, 4))
-    else:
-        figure = ax.figure
-    checkpoints = record["checkpoints"]
-    x = np.arange(len(checkpoints))
-    for number in range(len(checkpoints[0]["layers"])):
-        for kind, style in (("key_query", "-"), ("value", "--"), ("value_output", ":")):
-            ax.plot(x, [c["layers"][number][kind] for c in checkpoints], style, marker="o",
-                    label=f"layer {number} {kind}")
-    ax.plot(x, [c["direct"] for c in checkpoints], "k-", marker="s", label="direct E U vs B")
-    ax.set_xticks(x, [Path(c["path"]).name for c in checkpoints], rotation=30)
-    ax.set_ylabel("Frobenius cosine with the leading term")
-    ax.set_title(f"checkpoints vs leading terms (top {record['top_k']} tokens)")
-    ax.legend(fontsize=6, ncol=2)
-    figure.tight_layout()
-    return figure

@@ -180,7 +180,8 @@ def _fitted_slope(s_eta: list[float], errors: list[float | None]) -> float | Non
     return float(np.polyfit(x, y, 1)[0])
 
 
-def _mean_over_layers(per_layer: list[list[float | None]]) -> list[float | None]:
+def mean_over_layers(per_layer: list[list[float | None]]) -> list[float | None]:
+    """Per epoch, the mean over layers (``None`` unless every layer has a value)."""
     means = []
     for values in zip(*per_layer):
         defined = [v for v in values if v is not None]
@@ -188,7 +189,8 @@ def _mean_over_layers(per_layer: list[list[float | None]]) -> list[float | None]
     return means
 
 
-def _minimum(values: list[float | None], mask: list[bool] | None = None) -> float | None:
+def minimum_over(values: list[float | None], mask: list[bool] | None = None) -> float | None:
+    """The smallest defined value where ``mask`` is true (``None`` where there is none)."""
     mask = mask or [True] * len(values)
     kept = [v for v, keep in zip(values, mask) if keep and v is not None]
     return min(kept) if kept else None
@@ -283,7 +285,7 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
 
     within = [s <= limit for s in steps]
     s_eta = [s * config.lr for s in steps]
-    per_component_error = {name: _mean_over_layers(error[name]) for name in COMPONENTS}
+    per_component_error = {name: mean_over_layers(error[name]) for name in COMPONENTS}
     return {
         "config": asdict(config),
         "corpus": {"V": V, "T": T, "N": N, "documents_used": corpus.documents_used},
@@ -304,7 +306,7 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
             for name in COMPONENTS
         },
         "min_cosine_within_window": {
-            name: _minimum([_minimum(list(values)) for values in zip(*cosine[name])], within)
+            name: minimum_over([minimum_over(list(values)) for values in zip(*cosine[name])], within)
             for name in COMPONENTS
         },
         "relative_error_slope": {
