@@ -115,3 +115,32 @@ def test_invalid_ladders_are_rejected():
         ReplicaExchange([x], lambda: x.sum(dim=1), torch.tensor([1.0, 2.0]), chains=3, step_sizes=0.1)
     with pytest.raises(ValueError):
         geometric_ladder(3, 0.5)
+
+
+def test_likelihood_tempering_samples_prior_times_tempered_likelihood():
+    """U_0 = x^2/2 (prior), U_1 = 2 (x - 1)^2 (likelihood): rung T samples N(mean, 1/(1 + 4/T)), T < 1 included."""
+    chains = 300
+    temperatures = torch.tensor([0.5, 1.0, 2.0, 4.0], dtype=torch.float64)
+    rungs = temperatures.numel()
+    x = torch.nn.Parameter(torch.zeros(chains * rungs, 1, dtype=torch.float64))
+    sampler = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(1), 2.0 * ((x - 1) ** 2).sum(1)), temperatures, chains,
+                              step_sizes=0.01, swap_every=3, generator=torch.Generator().manual_seed(5))
+    sampler.run(400)
+    records = []
+    for _ in range(200):
+        sampler.run(5)
+        records.append(x.detach().clone().reshape(chains, rungs))
+    samples = torch.stack(records, dim=1).numpy()
+    for k, T in enumerate(temperatures.tolist()):
+        precision = 1 + 4 / T
+        mean, error = mean_and_standard_error(samples[:, :, k])
+        assert abs(mean - (4 / T) / precision) < 4 * error + 0.01, (T, mean)
+        second, second_error = mean_and_standard_error((samples[:, :, k] - (4 / T) / precision) ** 2)
+        assert abs(second - 1 / precision) < 4 * second_error + 0.01 / precision, (T, second)
+    assert sampler.cold_runs().tolist()[:2] == [1, 5]
+
+
+def test_a_ladder_without_the_target_temperature_is_rejected():
+    x = torch.nn.Parameter(torch.zeros(4, 1))
+    with pytest.raises(ValueError):
+        ReplicaExchange([x], lambda: x.sum(dim=1), torch.tensor([1.5, 2.0]), chains=2, step_sizes=0.1)

@@ -23,18 +23,19 @@ from emergence.validation.samplers.replica_exchange import geometric_ladder
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def _z_scores(chains, burn_in, draws, thin, temperatures):
+def _z_scores(chains, burn_in, draws, thin, temperatures, tempering="full", sampled_beta0=1.0):
     L, V, P = 2, 3, 12
     convention = CopyTaskConvention(architecture="M", attention="linear", normalisation="G", d=0.0)
+    sampled = CopyTaskConvention(architecture="M", attention="linear", normalisation="G", d=0.0, beta0=sampled_beta0)
     data = copy_task_batch([P], L, V, seeds=[3])
     exact = posterior_expectations(data.one_hot(), data.targets, convention, samples=200_000)
     assert exact["ess"][0] > 10_000
     rungs = temperatures.numel()
     batch = copy_task_batch([P] * chains * rungs, L, V, seeds=[3] * chains * rungs)
-    model = CopyAttentionModel(chains * rungs, L, V, convention)
+    model = CopyAttentionModel(chains * rungs, L, V, sampled)
     model.initialise(["uniform"] * chains * rungs, list(range(chains * rungs)), noise=0.3)
     tempered = sample_replica_exchange(model, batch, batch, temperatures, burn_in=burn_in, draws=draws,
-                                       thin=thin, step_fraction=0.03, seed=1)
+                                       thin=thin, step_fraction=0.03, seed=1, tempering=tempering)
     z_scores = {}
     for key in ("c1", "cG", "coverage"):
         mean, error = mean_and_standard_error(getattr(tempered.cold, key).numpy())
@@ -52,8 +53,15 @@ def test_replica_exchange_matches_the_exact_copy_task_posterior():
     assert tuple(tempered.cold.cG.shape) == (96, 40)
 
 
+def test_likelihood_tempering_with_rungs_below_one_matches_too():
+    z_scores, tempered, exact = _z_scores(chains=96, burn_in=1000, draws=40, thin=25,
+                                          temperatures=torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64),
+                                          tempering="likelihood")
+    assert max(abs(z) for z in z_scores.values()) < 4.0, (z_scores, exact)
+
+
 def test_the_comparison_fails_for_a_sampler_of_the_wrong_law():
-    """A ladder whose cold rung is at T = 2 samples exp(-S/2): the same check must reject it."""
+    """Sampling at half the inverse temperature (beta0 = 0.5, exp(-S) of another model) must be rejected."""
     z_scores, _, _ = _z_scores(chains=96, burn_in=1000, draws=40, thin=25,
-                               temperatures=torch.tensor([2.0, 4.0], dtype=torch.float64))
+                               temperatures=geometric_ladder(3, 4.0), sampled_beta0=0.5)
     assert max(abs(z) for z in z_scores.values()) > 4.0, z_scores

@@ -1,7 +1,10 @@
 r"""Replica exchange (parallel tempering) on top of the SGLD optimiser, batched over chains.
 
 Each of ``chains`` independent chains is a ladder of ``K`` replicas at temperatures
-:math:`1 = T_0 < T_1 < \dots < T_{K-1}`; replica :math:`k` samples :math:`e^{-U/T_k}`.
+:math:`T_0 < T_1 < \dots < T_{K-1}`, one of which is the target :math:`T = 1`; replica
+:math:`k` samples :math:`e^{-U/T_k}` (full tempering) or :math:`e^{-U_0 - U_1/T_k}` when the
+potential is split into an untempered part :math:`U_0` (a prior) and a tempered part
+:math:`U_1` (a likelihood; rungs with :math:`T < 1` then act like more data).
 All :math:`R = \text{chains}\cdot K` replicas live in one parameter tensor with a leading
 run axis, run :math:`r = cK + k` (chain :math:`c`, rung :math:`k`), so one potential call
 and one backward pass move every replica.  See :class:`ReplicaExchange` for the update and
@@ -16,6 +19,10 @@ swap equations.
 (2,)
 >>> sampler.cold_runs().tolist()
 [0, 3]
+>>> split = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(dim=1), (x**2).sum(dim=1)),
+...                         torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64), chains=2, step_sizes=0.1)
+>>> split.cold_runs().tolist()
+[1, 4]
 """
 
 from __future__ import annotations
@@ -44,13 +51,14 @@ class ReplicaExchange:
     r"""Batched parallel tempering with SGLD moves and deterministic even–odd swaps.
 
     **Move.**  Every replica takes an SGLD step (:class:`~emergence.validation.samplers.sgld.SGLD`)
-    on its tempered potential :math:`U_r/T_{k(r)}`,
+    on its tempered potential :math:`E_r = U_0 + U_1/T_{k(r)}` (full tempering: :math:`U_0 = 0`,
+    :math:`U_1 = U`),
 
     .. math::
-        \theta_r \leftarrow \theta_r - \frac{\epsilon_r}{2}\,\frac{\nabla U_r(\theta_r)}{T_{k(r)}}
+        \theta_r \leftarrow \theta_r - \frac{\epsilon_r}{2}\,\nabla E_r(\theta_r)
         + \sqrt{\epsilon_r}\,\xi_r, \qquad \xi_r \sim \mathcal N(0, I),
 
-    whose stationary law is :math:`\propto e^{-U_r/T_{k(r)}}` up to the :math:`O(\epsilon h)`
+    whose stationary law is :math:`\propto e^{-E_r}` up to the :math:`O(\epsilon h)`
     discretisation bias of SGLD.  Step sizes are per replica (``step_sizes``, shape ``(R,)`` or
     a float); with curvature :math:`h` of :math:`U` the tempered curvature is :math:`h/T`, so
     :math:`\epsilon_r = \kappa T_{k(r)}/h_r` keeps the same relative step on every rung.
@@ -61,13 +69,14 @@ class ReplicaExchange:
 
     .. math::
         \alpha_k = \min\Big\{1,\ \exp\big[(T_k^{-1} - T_{k+1}^{-1})\,
-        (U(\theta_k) - U(\theta_{k+1}))\big]\Big\},
+        (U_1(\theta_k) - U_1(\theta_{k+1}))\big]\Big\},
 
-    which keeps the product law :math:`\prod_k e^{-U(\theta_k)/T_k}` invariant, so the cold
-    rung :math:`T_0 = 1` samples :math:`e^{-U}` while hot rungs carry it across barriers.
+    which keeps the product law :math:`\prod_k e^{-U_0(\theta_k) - U_1(\theta_k)/T_k}` invariant
+    (:math:`U_0` cancels), so the target rung :math:`T = 1` samples :math:`e^{-U_0 - U_1}` while
+    the other rungs carry it across barriers.
 
-    ``potential()`` returns :math:`U_r` for every run, shape ``(R,)``, from the current
-    ``parameters`` (each of shape ``(R, ...)``).  :meth:`swap_acceptance` reports the accepted
+    ``potential()`` returns :math:`U_r` for every run, shape ``(R,)`` (full tempering), or the
+    pair :math:`(U_{0,r}, U_{1,r})`, from the current ``parameters`` (each of shape ``(R, ...)``).  :meth:`swap_acceptance` reports the accepted
     fraction per rung pair, ``(K-1,)``.
     """
 
@@ -91,6 +100,10 @@ class ReplicaExchange:
             raise ValueError(f"every parameter needs a leading axis of chains * rungs = {runs}")
         if self.rungs > 1 and not bool((self.temperatures[1:] > self.temperatures[:-1]).all()):
             raise ValueError("temperatures must increase along the ladder")
+        target = torch.nonzero(self.temperatures == 1.0).flatten()
+        if target.numel() != 1:
+            raise ValueError("the ladder must contain the target temperature 1 exactly once")
+        self.target_rung = int(target[0])
         if swap_every < 1:
             raise ValueError(f"swap_every must be >= 1, got {swap_every}")
         self.swap_every = int(swap_every)
@@ -108,14 +121,24 @@ class ReplicaExchange:
         self.last_potential: torch.Tensor | None = None
 
     def cold_runs(self) -> torch.Tensor:
-        """Run indices of the :math:`T = 1` replicas, one per chain, ``(chains,)``."""
-        return torch.arange(self.chains) * self.rungs
+        """Run indices of the target (:math:`T = 1`) replicas, one per chain, ``(chains,)``."""
+        return torch.arange(self.chains) * self.rungs + self.target_rung
+
+    def _split(self) -> tuple[torch.Tensor | None, torch.Tensor]:
+        energy = self.potential()
+        if isinstance(energy, tuple):
+            return energy
+        return None, energy
 
     def move(self) -> torch.Tensor:
-        """One SGLD move of every replica on :math:`U/T`; returns :math:`U` before the move, ``(R,)``."""
+        """One SGLD move of every replica on :math:`U_0 + U_1/T`; returns :math:`U_0 + U_1` before the move, ``(R,)``."""
         self.sgld.zero_grad(set_to_none=True)
-        energy = self.potential()
-        (energy / self.run_temperature.to(energy.dtype)).sum().backward()
+        untempered, tempered = self._split()
+        total = tempered / self.run_temperature.to(tempered.dtype)
+        if untempered is not None:
+            total = total + untempered
+        total.sum().backward()
+        energy = tempered if untempered is None else untempered + tempered
         self.sgld.step()
         self.moves += 1
         self.last_potential = energy.detach()
@@ -133,7 +156,7 @@ class ReplicaExchange:
         lower = torch.arange(first, self.rungs - 1, 2)
         if lower.numel() == 0:
             return
-        energy = self.potential().detach().to(torch.float64).cpu().reshape(self.chains, self.rungs)
+        energy = self._split()[1].detach().to(torch.float64).cpu().reshape(self.chains, self.rungs)
         beta = 1.0 / self.temperatures
         log_ratio = (beta[lower] - beta[lower + 1]) * (energy[:, lower] - energy[:, lower + 1])
         uniform = torch.rand(log_ratio.shape, generator=self.generator, dtype=torch.float64,
