@@ -258,6 +258,10 @@ class PosteriorTheory:
                              float(aG), float(c1), float(cG), float(coverage), float(aG**2 / averages["square_sum"]),
                              loss)
 
+    @staticmethod
+    def _coordinates(mode: PosteriorMode) -> list[float]:
+        return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
+
     def modes(self, P: float) -> dict[str, PosteriorMode]:
         """Both local minima at ``P`` (the copy search may fall into the uniform mode where no copy mode exists)."""
         return {start: self.minimise(P, start) for start in MODES}
@@ -265,12 +269,24 @@ class PosteriorTheory:
     def transition(self, P_grid) -> dict:
         r"""Modes on ``P_grid``, the global posterior curve and :math:`P^*` (equal free energy of the two modes).
 
-        ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
+        The uniform branch is continued upwards and the copy branch downwards from grid point to
+        grid point (warm starts), so metastable minima are kept.  ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
         between two points at which both modes are distinct, then refined by Brent's method;
         ``None`` when the sign does not change on the grid.
         """
         P_grid = np.asarray(P_grid, dtype=float)
         modes = [self.modes(P) for P in P_grid]
+        # follow each branch into its metastable range: uniform upwards, copy downwards
+        for i in range(1, len(P_grid)):
+            follow = self.minimise(P_grid[i], "uniform", x0=self._coordinates(modes[i - 1]["uniform"]))
+            if follow.free_energy < modes[i]["uniform"].free_energy or abs(follow.aG - modes[i]["uniform"].aG) > 0.05:
+                modes[i]["uniform"] = follow
+        for i in range(len(P_grid) - 2, -1, -1):
+            follow = self.minimise(P_grid[i], "copy", x0=self._coordinates(modes[i + 1]["copy"]))
+            if abs(follow.aG - modes[i]["uniform"].aG) > 0.05 and (
+                    abs(modes[i]["copy"].aG - modes[i]["uniform"].aG) <= 0.05
+                    or follow.free_energy < modes[i]["copy"].free_energy):
+                modes[i]["copy"] = follow
         distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > 0.05 for m in modes])
         difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
         P_star = None
@@ -278,10 +294,8 @@ class PosteriorTheory:
             if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
                 def gap(log_P, i=i):
                     P = np.exp(log_P)
-                    u = self.minimise(P, x0=[modes[i]["uniform"].g, np.log(modes[i]["uniform"].t_u),
-                                             np.log(modes[i]["uniform"].t_v)])
-                    c = self.minimise(P, x0=[modes[i + 1]["copy"].g, np.log(modes[i + 1]["copy"].t_u),
-                                             np.log(modes[i + 1]["copy"].t_v)])
+                    u = self.minimise(P, "uniform", x0=self._coordinates(modes[i]["uniform"]))
+                    c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
                     return c.free_energy - u.free_energy
                 P_star = float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
                 break

@@ -59,3 +59,40 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
     with atomic_path(path) as temporary:
         figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
     plt.close(figure)
+
+
+def plot_posterior(path: str | os.PathLike, measured: dict, predicted: dict | None, saddle: dict | None,
+                   title: str) -> None:
+    """a_G versus P: replica-exchange posterior means (R-hat-flagged points hollow), posterior theory, saddle (MAP)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from emergence.numerics.io import atomic_path
+
+    figure, axis = plt.subplots(figsize=(6.5, 4.2))
+    for flagged, face, label in ((False, "tab:green", "measured (R-hat <= 1.05)"), (True, "none", "measured, flagged (R-hat > 1.05)")):
+        index = [i for i, f in enumerate(measured["flagged"]) if f == flagged]
+        if index:
+            axis.errorbar([measured["P"][i] for i in index], [measured["aG_mean"][i] for i in index],
+                          yerr=[measured["aG_sem"][i] for i in index], fmt="o", mfc=face, color="tab:green",
+                          capsize=3, label=label)
+    if predicted is not None:
+        axis.plot(predicted["P"], predicted["aG"], "-", color="black", label="posterior theory (mode-weighted)")
+        for start, style in (("uniform", ":"), ("copy", "--")):
+            axis.plot(predicted["P"], predicted[f"aG_{start}"], style, color="grey", label=f"posterior theory, {start} mode")
+    if saddle is not None:
+        L = saddle["L"]
+        aG = [None if cG is None else (cG * (L - 1) + 1) / L for cG in saddle["cG"]]
+        axis.plot(saddle["P"], aG, "-", color="tab:red", alpha=0.6, label="saddle (MAP)")
+    axis.set_xscale("log")
+    axis.set_xlabel("P (training sequences)")
+    axis.set_ylabel("$a_G$ (mean attention on the previous token)")
+    axis.legend(fontsize=7)
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
+    suffix = os.path.splitext(str(path))[1] or ".png"
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
+    plt.close(figure)
