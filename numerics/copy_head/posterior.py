@@ -258,6 +258,20 @@ class PosteriorTheory:
                              float(aG), float(c1), float(cG), float(coverage), float(aG**2 / averages["square_sum"]),
                              loss)
 
+    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> float:
+        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists."""
+        low, high = np.log(P_low), np.log(P_high)
+        for _ in range(steps):
+            middle = 0.5 * (low + high)
+            P = float(np.exp(middle))
+            follow = self.minimise(P, "copy", x0=self._coordinates(copy))
+            uniform = self.minimise(P, "uniform")
+            if abs(follow.aG - uniform.aG) > 0.05:
+                high, copy = middle, follow
+            else:
+                low = middle
+        return float(np.exp(high))
+
     @staticmethod
     def _coordinates(mode: PosteriorMode) -> list[float]:
         return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
@@ -272,7 +286,9 @@ class PosteriorTheory:
         The uniform branch is continued upwards and the copy branch downwards from grid point to
         grid point (warm starts), so metastable minima are kept.  ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
         between two points at which both modes are distinct, then refined by Brent's method;
-        ``None`` when the sign does not change on the grid.
+        ``None`` when the sign does not change on the grid.  Where the copy mode is born already
+        below the uniform one (no coexistence of the two with equal F), ``P_star`` is its birth
+        (bisection in :math:`\ln P`), where the global minimum jumps.
         """
         P_grid = np.asarray(P_grid, dtype=float)
         modes = [self.modes(P) for P in P_grid]
@@ -298,6 +314,9 @@ class PosteriorTheory:
                     c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
                     return c.free_energy - u.free_energy
                 P_star = float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
+                break
+            if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
+                P_star = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
                 break
         best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
         return {"modes": modes, "global": best, "P_star": P_star, "distinct": distinct, "difference": difference}
