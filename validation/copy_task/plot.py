@@ -10,6 +10,20 @@ from __future__ import annotations
 import os
 
 
+def _save(figure, path, title: str) -> None:
+    """Title, layout and an atomic write in the format of ``path``'s suffix (png by default)."""
+    import matplotlib.pyplot as plt
+
+    from emergence.numerics.io import atomic_path
+
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout(rect=(0, 0, 1, 0.95))
+    suffix = os.path.splitext(str(path))[1] or ".png"
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
+    plt.close(figure)
+
+
 def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | None, title: str) -> None:
     """Two panels: order parameters (with error bars) and test loss per position versus P (log axis)."""
     import matplotlib
@@ -17,8 +31,6 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
-
-    from emergence.numerics.io import atomic_path
 
     P = measured["P"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -53,12 +65,7 @@ def plot_copy_head(path: str | os.PathLike, measured: dict, predicted: dict | No
         axis.legend(fontsize=7)
     left.set_ylabel("order parameter (dimensionless)")
     right.set_ylabel("test loss per position\n(squared error summed over outputs)")
-    figure.suptitle(title, fontsize=10)
-    figure.tight_layout(rect=(0, 0, 1, 0.95))
-    suffix = os.path.splitext(str(path))[1] or ".png"
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
-    plt.close(figure)
+    _save(figure, path, title)
 
 
 def plot_posterior(path: str | os.PathLike, measured: dict, predicted: dict | None, saddle: dict | None,
@@ -68,8 +75,6 @@ def plot_posterior(path: str | os.PathLike, measured: dict, predicted: dict | No
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from emergence.numerics.io import atomic_path
 
     figure, axis = plt.subplots(figsize=(6.5, 4.2))
     for flagged, face, label in ((False, "tab:green", "measured (R-hat <= 1.05)"), (True, "none", "measured, flagged (R-hat > 1.05)")):
@@ -90,9 +95,4 @@ def plot_posterior(path: str | os.PathLike, measured: dict, predicted: dict | No
     axis.set_xlabel("P (training sequences)")
     axis.set_ylabel("$a_G$ (mean attention on the previous token)")
     axis.legend(fontsize=7)
-    figure.suptitle(title, fontsize=10)
-    figure.tight_layout(rect=(0, 0, 1, 0.95))
-    suffix = os.path.splitext(str(path))[1] or ".png"
-    with atomic_path(path) as temporary:
-        figure.savefig(temporary, format=suffix.lstrip("."), dpi=120)
-    plt.close(figure)
+    _save(figure, path, title)

@@ -25,7 +25,7 @@ from emergence.theory.errors import EmergenceError
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import (
-    ChainSamples, _check_finite, largest_curvature, measure, objective_terms,
+    RECORDED, ChainSamples, _check_finite, largest_curvature, measure_draw, objective_terms,
 )
 from emergence.validation.samplers.replica_exchange import ReplicaExchange
 
@@ -80,18 +80,13 @@ def sample_replica_exchange(
     sampler = ReplicaExchange(parameters, split_potential, temperatures, chains, step_sizes,
                               swap_every=swap_every, generator=generator)
     cold = sampler.cold_runs().to(model.readout.device)
-    records: dict[str, list[torch.Tensor]] = {k: [] for k in ("c1", "cG", "aG", "coverage", "test_loss", "potential")}
+    records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDED}
     for step in range(burn_in + draws * thin):
         energy = sampler.move()
         if step % 200 == 0:
             _check_finite(energy, "replica exchange")
         if step >= burn_in and (step - burn_in) % thin == thin - 1:
-            if objective == "marginal":
-                model.set_posterior_mean_readout(batch)
-            measured = measure(model, evaluation)
-            measured["potential"] = potential_of(batch).detach()
-            _check_finite(measured["potential"], "replica exchange")
-            for key, value in measured.items():
+            for key, value in measure_draw(model, batch, evaluation, objective, "replica exchange").items():
                 records[key].append(value[cold])
     stacked = {key: torch.stack(values, dim=1) for key, values in records.items()}
     return TemperedSamples(ChainSamples(step_size=step_sizes[cold], **stacked), sampler.swap_acceptance(),
