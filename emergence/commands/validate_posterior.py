@@ -83,7 +83,7 @@ def run(args) -> int:
         fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 199) for i in range(200)] if len(grid) > 1 else grid
         saddle = predicted_phase_diagram(args.attention, args.L, args.V, convention, fine)
         saddle["label"] = "saddle (MAP; bulk dropped)"
-    except EmergenceError as error:
+    except (EmergenceError, ValueError) as error:  # ValueError: first_order's fold search on some grids
         saddle = None
         print(f"emergence: note: no saddle curves ({error})", file=sys.stderr)
     threshold = predicted["copy_threshold"] if predicted else 0.25
