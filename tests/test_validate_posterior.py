@@ -71,3 +71,15 @@ def test_agreement_passes_only_with_matching_P_star_curves_and_converged_chains(
     wrong_curve = _measured([0.0, 0.0, 1.0, 1.0], aG=(0.05, 0.2, 0.6, 0.4))
     assert posterior_agreement(wrong_curve, predicted)["passes"] is False
     assert posterior_agreement(good, None)["passes"] is False
+
+
+def test_a_crossing_between_flagged_points_is_not_a_measured_P_star():
+    from emergence.validation.copy_task.posterior_validation import measured_posterior
+
+    results = [{"P": P, "c1_mean": 0.9, "cG_mean": 0.1, "aG_mean": 0.1, "aG_sem": 0.01, "coverage_mean": 0.2,
+                "test_loss_mean": 0.8, "mode_weight": w, "rhat_max": r, "ess_min": 50.0, "swap_acceptance_min": 0.2,
+                "seconds": 1.0, "flagged": r > 1.05} for P, w, r in ((100, 0.0, 1.01), (200, 0.5, 1.9), (400, 1.0, 1.01))]
+    measured = measured_posterior([100, 200, 400], results)
+    assert measured["P_star"] is None and measured["P_star_unconverged"] == pytest.approx(200.0)
+    results[1]["rhat_max"], results[1]["flagged"] = 1.01, False
+    assert measured_posterior([100, 200, 400], results)["P_star"] == pytest.approx(200.0)

@@ -272,6 +272,22 @@ class PosteriorTheory:
                 low = middle
         return float(np.exp(high))
 
+    def _global_jump(self, P_low: float, P_high: float, low: PosteriorMode, high: PosteriorMode,
+                     steps: int = 10) -> float:
+        """Where the lower of the two continued branches switches from ``low``'s to ``high``'s (bisection in ln P)."""
+        a, b = np.log(P_low), np.log(P_high)
+        for _ in range(steps):
+            middle = 0.5 * (a + b)
+            P = float(np.exp(middle))
+            uniform = self.minimise(P, "uniform", x0=self._coordinates(low))
+            copy = self.minimise(P, "copy", x0=self._coordinates(high))
+            distinct = abs(copy.aG - uniform.aG) > 0.05
+            if distinct and copy.free_energy <= uniform.free_energy or not distinct and uniform.aG > 0.5 * (low.aG + high.aG):
+                b, high = middle, copy
+            else:
+                a, low = middle, uniform
+        return float(np.exp(b))
+
     @staticmethod
     def _coordinates(mode: PosteriorMode) -> list[float]:
         return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
@@ -319,4 +335,9 @@ class PosteriorTheory:
                 P_star = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
                 break
         best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
+        if P_star is None:
+            for i in range(len(P_grid) - 1):
+                if best[i + 1].aG - best[i].aG > 0.2:  # the whole bistable window lies between two grid points
+                    P_star = self._global_jump(P_grid[i], P_grid[i + 1], best[i], best[i + 1])
+                    break
         return {"modes": modes, "global": best, "P_star": P_star, "distinct": distinct, "difference": difference}

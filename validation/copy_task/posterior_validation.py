@@ -13,7 +13,8 @@ r"""Posterior validation: replica-exchange sweep points, the posterior theory be
   the mode-averaged posterior means and :math:`P^*` (equal free energy).
 * :func:`posterior_agreement`: ``rms_aG`` (measured against predicted posterior means over the
   grid), ``P_star_ratio`` (measured :math:`P^*`, where the copy-mode weight crosses 1/2 by
-  log-linear interpolation, over the predicted one) and ``passes``: RMS :math:`\le 0.05`,
+  log-linear interpolation, over the predicted one; ``None`` when a bracketing point has
+  :math:`\hat R > 1.05`, the unconverged crossing is kept as ``P_star_unconverged``) and ``passes``: RMS :math:`\le 0.05`,
   ratio within :math:`[1/1.5, 1.5]`, and every point with :math:`\hat R \le 1.05`.  Missing
   data (no prediction, no crossing, a flagged point) fails.
 """
@@ -190,5 +191,9 @@ def measured_posterior(grid, results) -> dict[str, Any]:
     measured: dict[str, Any] = {"P": list(grid)}
     for key in keys:
         measured[key] = [result[key] for result in results]
-    measured["P_star"] = measured_crossing(grid, measured["mode_weight"])
+    crossing = measured_crossing(grid, measured["mode_weight"])
+    bracket = [i for i in range(len(grid) - 1) if measured["mode_weight"][i] < 0.5 <= measured["mode_weight"][i + 1]]
+    converged = bool(bracket) and not any(measured["flagged"][i] for i in (bracket[0], bracket[0] + 1))
+    measured["P_star"] = crossing if converged else None
+    measured["P_star_unconverged"] = None if converged else crossing
     return measured
