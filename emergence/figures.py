@@ -339,6 +339,37 @@ def checkpoint_figure(record: dict, ax=None):
     return figure
 
 
+def posterior_figure(report: dict, ax=None):
+    r""":math:`a_G` against :math:`P`: replica-exchange posterior means (points whose R-hat exceeds
+    1.05 hollow), the posterior-level theory (mode-weighted, and each mode) and the saddle (MAP).
+
+    ``report``: the dictionary that ``emergence validate posterior`` writes as JSON.
+    """
+    measured, predicted, saddle = report["measured"], report.get("predicted"), report.get("saddle")
+    figure, (axis,) = new_figure(1, ax, size=(6.5, 4.2))
+    for flagged, face, label in ((False, "tab:green", r"measured, $\hat R \leq 1.05$"),
+                                 (True, "none", r"measured, flagged ($\hat R > 1.05$)")):
+        index = [i for i, f in enumerate(measured["flagged"]) if f == flagged]
+        if index:
+            axis.errorbar([measured["P"][i] for i in index], [measured["aG_mean"][i] for i in index],
+                          yerr=[measured["aG_sem"][i] for i in index], fmt="o", mfc=face, color="tab:green",
+                          capsize=3, label=label)
+    if predicted is not None:
+        axis.plot(predicted["P"], _values(predicted["aG"]), "-", color="black", label="posterior theory (mode-weighted)")
+        for start, style in (("uniform", ":"), ("copy", "--")):
+            axis.plot(predicted["P"], _values(predicted[f"aG_{start}"]), style, color="grey",
+                      label=f"posterior theory, {start} mode")
+    if saddle is not None:
+        L = saddle["L"]
+        aG = [None if cG is None else (cG * (L - 1) + 1) / L for cG in saddle["cG"]]
+        axis.plot(saddle["P"], _values(aG), "-", color="tab:red", alpha=0.6, label="saddle (MAP)")
+    _log_x(axis)
+    axis.set_xlabel("$P$ (training sequences)")
+    axis.set_ylabel("$a_G$ (mean attention on the previous token)")
+    _legend(axis)
+    return figure
+
+
 def scaling_ratios_figure(verdicts, ax=None):
     """Each claim's transition divided by its claimed law against the swept size (log axes), one
     panel per (claim, sweep), with the derived large-size form where one exists."""

@@ -10,6 +10,7 @@ HELP = "train small models and compare them with a theory's predictions"
 VALIDATE_MODULES: tuple[str, ...] = (
     "emergence.commands.validate_leading_terms",
     "emergence.commands.validate_copy_head",
+    "emergence.commands.validate_posterior",
 )
 
 

@@ -15,6 +15,7 @@ abstract is available).  Modules, in derivation order:
 - :mod:`.landau`: step 4, the Landau expansion of the linear action;
 - :mod:`.softmax`: step 5, the softmax pushforward and the reduced softmax action;
 - :mod:`.loss`: step 6, predicted losses;
+- :mod:`.posterior`: step 7, the posterior level (bulk as Gaussian logit noise; softmax model T);
 - :mod:`.isotropic_bound`, :mod:`.asymptotics`: the convention-study bound and the leading P*;
 - :mod:`.steps`: the derivation as printable steps (``emergence derive copy-head``);
 - :mod:`.kernels`: the generated kernels; :mod:`.document`: the generated derivation document.

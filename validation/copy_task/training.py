@@ -175,7 +175,7 @@ def sample_sgld(
     shape = (-1, 1, 1)
     generator = torch.Generator(device=model.readout.device).manual_seed(int(seed))
     sampler = SGLD(parameters, lr=step_size.reshape(shape), generator=generator)
-    records: dict[str, list[torch.Tensor]] = {k: [] for k in ("c1", "cG", "aG", "coverage", "test_loss", "potential")}
+    records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDED}
     for step in range(burn_in + draws * thin):
         sampler.zero_grad(set_to_none=True)
         potential = potential_of(batch)
@@ -184,15 +184,26 @@ def sample_sgld(
         if step % 200 == 0:
             _check_finite(potential.detach(), "SGLD")
         if step >= burn_in and (step - burn_in) % thin == thin - 1:
-            if objective == "marginal":
-                model.set_posterior_mean_readout(batch)
-            measured = measure(model, evaluation)
-            measured["potential"] = potential_of(batch).detach()
-            _check_finite(measured["potential"], "SGLD")
-            for key, value in measured.items():
+            for key, value in measure_draw(model, batch, evaluation, objective, "SGLD").items():
                 records[key].append(value)
     stacked = {key: torch.stack(values, dim=1) for key, values in records.items()}
     return ChainSamples(step_size=step_size, **stacked)
+
+
+RECORDED: tuple[str, ...] = ("c1", "cG", "aG", "coverage", "test_loss", "potential")
+"""What a chain records per draw (:func:`measure_draw`)."""
+
+
+def measure_draw(model: CopyAttentionModel, batch: CopyTaskBatch, evaluation: CopyTaskBatch, objective: str,
+                 sampler_name: str) -> dict[str, torch.Tensor]:
+    """:func:`measure` plus the ``objective``'s potential, each ``(R,)``; the marginal's readout is set to its posterior mean first."""
+    potential_of, _ = objective_terms(model, objective)
+    if objective == "marginal":
+        model.set_posterior_mean_readout(batch)
+    measured = measure(model, evaluation)
+    measured["potential"] = potential_of(batch).detach()
+    _check_finite(measured["potential"], sampler_name)
+    return measured
 
 
 @torch.no_grad()

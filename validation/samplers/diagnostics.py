@@ -57,3 +57,35 @@ def mean_and_standard_error(samples) -> tuple[float, float]:
     if x.ndim == 1:
         x = x[None, :]
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(effective_sample_size(x)))
+
+
+def rhat_and_bulk_ess(samples) -> tuple[float, float]:
+    r"""Rank-normalised split :math:`\hat R` and bulk ESS of a ``(chains, draws)`` array, from ArviZ.
+
+    ArviZ is the optional extra ``bayes``; without it this raises
+    :class:`~emergence.theory.errors.EmergenceError` (one line at the CLI).  A constant series
+    (every chain stuck on one value) has an undefined :math:`\hat R`; it is reported as
+    :math:`+\infty` only if the chains disagree, else 1.
+    """
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz
+    except ImportError:
+        from emergence.theory.errors import EmergenceError
+
+        raise EmergenceError("R-hat and bulk ESS need ArviZ: pip install 'emergence[bayes]'") from None
+    x = np.asarray(samples, dtype=float)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.shape[1] < 4:
+        raise ValueError("rhat_and_bulk_ess needs at least 4 draws per chain")
+    if np.ptp(x) == 0:
+        return 1.0, float(x.size)
+    rhat = float(arviz.rhat(x, method="rank"))
+    ess = float(arviz.ess(x, method="bulk"))
+    if not np.isfinite(rhat):
+        rhat = float("inf")
+    return rhat, ess

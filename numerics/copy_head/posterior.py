@@ -1,0 +1,343 @@
+r"""Posterior-level reduced theory of softmax model T: numerics of step 7 (the MAP is the saddle).
+
+Evaluates the mean-field free energy derived in :mod:`emergence.theory.copy_head.posterior`,
+
+.. math::
+    F(g, t_u, t_v; P) = \frac{(L-1)g^2}{2s} + (V^2 + LV)\,I(t_u) + (LV + L^2)\,I(t_v)
+    + S_{\rm data}(q_{\rm eff}, m_{\rm eff}, L, L; P), \qquad I(t) = \tfrac12(t - 1 - \ln t),
+
+with :math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V - 1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V - 1)`,
+and minimises it within the uniform and the copy mode.  The row averages
+:math:`Q_\Phi = \mathbb E\sum_a\Phi_a^2`, :math:`M_\Phi = \mathbb E\Phi_{x_{i-1}}` of the
+logits :math:`\ell_j = g[j = i-1] + u_{x_j} + v_j` (:math:`u \sim \mathcal N(0, 2t_us)` per
+token class, :math:`v \sim \mathcal N(0, 2t_vs)` per key) come from
+
+- :func:`row_averages_monte_carlo`: Monte Carlo over tokens and both noises, with fixed
+  (common) random numbers so that :math:`F` is smooth in :math:`(g, t_u, t_v)`;
+- :func:`row_averages_iid`: for key-position noise only, the lognormal Laplace-transform
+  quadrature of :func:`~emergence.theory.copy_head.posterior.iid_row_averages`
+  (Gauss–Hermite in the noise, trapezoid in :math:`\ln\tau`), the check of the Monte Carlo.
+
+Nothing here needs SymPy; ``tests/test_copy_head_posterior.py`` checks each formula against
+the SymPy derivation and against brute force.  The predictions are **posterior** means
+(label ``"posterior"``); :func:`emergence.numerics.copy_head.phase_diagram.phase_diagram` on
+the reduced action stays the **MAP** (saddle) prediction.
+
+>>> theory = PosteriorTheory(L=8, V=4, draws=2000)
+>>> mode = theory.minimise(P=50.0, start="uniform")
+>>> 0.1 < mode.aG < 0.2
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq, minimize
+
+from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
+from emergence.theory.errors import EmergenceError
+
+MODES: tuple[str, ...] = ("uniform", "copy")
+
+
+def entropy_rate(t):
+    r""":math:`I(t) = (t - 1 - \ln t)/2`, the KL cost per entry of a variance ratio t."""
+    t = np.asarray(t, dtype=float)
+    return 0.5 * (t - 1.0 - np.log(t))
+
+
+def data_action(q, m, r, n, P, V, lam, beta, L):
+    r"""The step-2 population action :math:`S_{\rm data}(q, m, r, n; P)` (raw targets, cyclic shift).
+
+    :math:`\tilde p = \lambda\beta P/V`:
+    :math:`\tfrac{\beta PL}{2} - \tfrac{\beta P\tilde p}{2}[(1-\tfrac1V)\tfrac{m^2}{1+\tilde pq}
+    + \tfrac{n^2}{V(1+\tilde pr)}] + \tfrac{V(V-1)}{2}\ln(1+\tilde pq) + \tfrac V2\ln(1+\tilde pr)`.
+    """
+    p = lam * beta * P / V
+    return (beta * P * L / 2
+            - beta * P * p / 2 * ((1 - 1 / V) * m**2 / (1 + p * q) + n**2 / (V * (1 + p * r)))
+            + V * (V - 1) / 2 * np.log1p(p * q) + V / 2 * np.log1p(p * r))
+
+
+def _ij(a, b):
+    return np.array([a, b], dtype=float)
+
+
+def _ij_product(x, y, V):
+    """(aI + bJ)(cI + dJ) = ac I + (ad + bc + bdV) J."""
+    return _ij(x[0] * y[0], x[0] * y[1] + x[1] * y[0] + x[1] * y[1] * V)
+
+
+def _ij_inverse(x, V):
+    return _ij(1 / x[0], -x[1] / (x[0] * (x[0] + x[1] * V)))
+
+
+def posterior_mean_loss(q, m, r, n, P, V, lam, beta, L) -> float:
+    r"""Per-position test loss of the posterior-mean readout :math:`\bar W = \varepsilon P(I + \varepsilon PC_1)^{-1}B_1`.
+
+    :math:`C_1 = q(I/V - J/V^2) + rJ/V^2`, :math:`B_1` likewise in :math:`m, n`,
+    :math:`\operatorname{tr}D_1 = L`;
+    :math:`E = [\operatorname{tr}D_1 - 2\operatorname{tr}\bar WB_1 + \operatorname{tr}\bar WC_1\bar W]/L`,
+    computed in the algebra of :math:`aI + bJ` (trace :math:`V(a + b)`).
+    """
+    C1 = _ij(q / V, (r - q) / V**2)
+    B1 = _ij(m / V, (n - m) / V**2)
+    scale = lam * beta * P
+    W = _ij_product(_ij_inverse(_ij(1 + scale * C1[0], scale * C1[1]), V), B1 * scale, V)
+
+    def trace(x):
+        return V * (x[0] + x[1])
+
+    return float((L - 2 * trace(_ij_product(W, B1, V)) + trace(_ij_product(_ij_product(W, C1, V), W, V))) / L)
+
+
+def effective_invariants(square, target, L, V):
+    r""":math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V-1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V-1)`."""
+    return L * (V * square - 1) / (V - 1), L * (V * target - 1) / (V - 1)
+
+
+def lognormal_laplace(tau, shift: float, variance: float, nodes: int = 80):
+    r""":math:`\varphi`, :math:`-\varphi'`, :math:`\varphi''` of :math:`\varphi(\tau) = \mathbb E e^{-\tau e^{\ell}}`, :math:`\ell \sim \mathcal N(\text{shift}, \text{variance})`.
+
+    Gauss–Hermite with ``nodes`` nodes: :math:`\mathbb Ef(\ell) = \pi^{-1/2}\sum_k w_k f(\text{shift} + \sqrt{2\,\text{variance}}\,x_k)`;
+    :math:`(-\partial_\tau)^k\varphi = \mathbb E[e^{k\ell}e^{-\tau e^\ell}]`.  Shapes follow ``tau``.
+    """
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    w = w / np.sqrt(np.pi)
+    level = np.exp(shift + np.sqrt(2 * variance) * x)
+    tau = np.asarray(tau, dtype=float)[..., None]
+    decay = np.exp(-tau * level)
+    return (decay * w).sum(-1), (decay * level * w).sum(-1), (decay * level**2 * w).sum(-1)
+
+
+def row_averages_iid(g: float, variance: float, L: int, nodes: int = 80, tau_points: int = 1500) -> dict[str, float]:
+    r"""``aG`` and ``square_sum`` :math:`= \mathbb E\sum_jA_j^2` for i.i.d. key noise of ``variance`` (quadrature).
+
+    :math:`a = \int(-\varphi_g')\varphi^{L-1}d\tau`,
+    :math:`\mathbb E\sum A^2 = \int\tau[\varphi_g''\varphi^{L-1} + (L-1)\varphi''\varphi_g\varphi^{L-2}]d\tau`,
+    on :math:`\tau = e^y` (trapezoid in y over a range covering :math:`1/Z`).
+    """
+    spread = 9.0 * np.sqrt(variance) + 8.0
+    y = np.linspace(-(max(g, 0.0) + np.log(L) + spread), spread, tau_points)
+    tau = np.exp(y)
+    phi, d1, d2 = lognormal_laplace(tau, 0.0, variance, nodes)
+    phi_g, d1_g, d2_g = lognormal_laplace(tau, g, variance, nodes)
+    aG = np.trapezoid(d1_g * phi ** (L - 1) * tau, y)
+    square = np.trapezoid(tau * (d2_g * phi ** (L - 1) + (L - 1) * d2 * phi_g * phi ** (L - 2)) * tau, y)
+    return {"aG": float(aG), "square_sum": float(square)}
+
+
+def phi_moments_iid(aG: float, square_sum: float, V: int) -> dict[str, float]:
+    r""":math:`Q_\Phi = (1-\tfrac1V)\mathbb E\sum_jA_j^2 + \tfrac1V`, :math:`M_\Phi = (1-\tfrac1V)a + \tfrac1V` (noise independent of tokens).
+
+    For attention independent of the i.i.d. uniform tokens,
+    :math:`\mathbb E\sum_a\Phi_a^2 = \sum_jA_j^2 + \sum_{j\ne k}A_jA_k/V` and rows sum to one.
+    """
+    return {"square": (1 - 1 / V) * square_sum + 1 / V, "target": (1 - 1 / V) * aG + 1 / V}
+
+
+@dataclass(frozen=True)
+class RowNoise:
+    """Fixed standard normals and tokens of the Monte Carlo (common random numbers)."""
+
+    token_noise: np.ndarray  # (draws, V)
+    position_noise: np.ndarray  # (draws, L)
+    tokens: np.ndarray  # (draws, L); column 0 is the previous token's key
+
+    @classmethod
+    def draw(cls, L: int, V: int, draws: int, seed: int) -> "RowNoise":
+        rng = np.random.default_rng(seed)
+        return cls(rng.standard_normal((draws, V)), rng.standard_normal((draws, L)),
+                   rng.integers(0, V, size=(draws, L)))
+
+
+def row_averages_monte_carlo(g: float, token_variance: float, position_variance: float, noise: RowNoise,
+                             V: int) -> dict[str, tuple[float, float]]:
+    r"""Monte Carlo row averages with standard errors: ``aG``, ``square_sum``, ``square`` (:math:`Q_\Phi`), ``target`` (:math:`M_\Phi`).
+
+    Row logits :math:`\ell_j = g[j = 0] + \sqrt{\text{token\_variance}}\,\xi_{x_j} + \sqrt{\text{position\_variance}}\,\zeta_j`
+    (key 0 is the previous token), :math:`A = \operatorname{softmax}(\ell)`,
+    :math:`\Phi_a = \sum_{j: x_j = a}A_j`.
+    """
+    draws, L = noise.tokens.shape
+    logits = (np.sqrt(token_variance) * np.take_along_axis(noise.token_noise, noise.tokens, axis=1)
+              + np.sqrt(position_variance) * noise.position_noise)
+    logits[:, 0] += g
+    logits -= logits.max(axis=1, keepdims=True)
+    weights = np.exp(logits)
+    weights /= weights.sum(axis=1, keepdims=True)
+    per_class = np.zeros((draws, V))
+    np.add.at(per_class, (np.arange(draws)[:, None], noise.tokens), weights)
+    values = {
+        "aG": weights[:, 0],
+        "square_sum": (weights**2).sum(axis=1),
+        "square": (per_class**2).sum(axis=1),
+        "target": per_class[np.arange(draws), noise.tokens[:, 0]],
+    }
+    return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(draws))) for key, v in values.items()}
+
+
+@dataclass(frozen=True)
+class PosteriorMode:
+    """One minimum of :math:`F` at one P: the variational parameters and the posterior predictions."""
+
+    P: float
+    start: str
+    g: float
+    t_u: float
+    t_v: float
+    free_energy: float
+    aG: float
+    c1: float
+    cG: float
+    coverage: float
+    copy_fraction: float
+    loss: float
+
+
+class PosteriorTheory:
+    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales); see the module docstring."""
+
+    def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None):
+        convention = convention if convention is not None else default_convention()
+        if convention.architecture != "T":
+            raise EmergenceError("the posterior theory covers softmax model T only (architecture=T)")
+        self.L, self.V = int(L), int(V)
+        kernels = kernels if kernels is not None else generated_kernels()
+        self.s, self.lam, self.beta = model_scales(kernels, "softmax", L, V, convention)
+        self.token_entries = V * V + L * V
+        self.position_entries = L * V + L * L
+        self.noise = RowNoise.draw(self.L, self.V, draws, seed)
+
+    def row_averages(self, g, t_u, t_v) -> dict[str, float]:
+        """Monte Carlo row averages (means only) at noise variances :math:`2t_us`, :math:`2t_vs`."""
+        result = row_averages_monte_carlo(g, 2 * t_u * self.s, 2 * t_v * self.s, self.noise, self.V)
+        return {key: value[0] for key, value in result.items()}
+
+    def free_energy(self, g, t_u, t_v, P, averages: dict[str, float] | None = None) -> float:
+        """:math:`F(g, t_u, t_v; P)`."""
+        averages = averages if averages is not None else self.row_averages(g, t_u, t_v)
+        q_eff, m_eff = effective_invariants(averages["square"], averages["target"], self.L, self.V)
+        L = self.L
+        return float((L - 1) * g**2 / (2 * self.s)
+                     + self.token_entries * entropy_rate(t_u) + self.position_entries * entropy_rate(t_v)
+                     + data_action(q_eff, m_eff, L, L, P, self.V, self.lam, self.beta, L))
+
+    def start_point(self, start: str) -> np.ndarray:
+        """``(g, ln t_u, ln t_v)``: prior noise; g = 0 (uniform) or the logit of weight 0.9 on the previous token (copy)."""
+        if start not in MODES:
+            raise EmergenceError(f"unknown mode {start!r}; choose uniform or copy")
+        g = 0.0 if start == "uniform" else np.log(0.9 * (self.L - 1) / 0.1)
+        return np.array([g, 0.0, 0.0])
+
+    def minimise(self, P: float, start: str = "uniform", x0=None) -> PosteriorMode:
+        """The local minimum of :math:`F(\\cdot; P)` reached from ``start`` (or ``x0``)."""
+        x0 = self.start_point(start) if x0 is None else np.asarray(x0, dtype=float)
+
+        def objective(x):
+            return self.free_energy(x[0], np.exp(x[1]), np.exp(x[2]), P)
+
+        result = minimize(objective, x0, method="L-BFGS-B", bounds=[(-5.0, 40.0), (-6.0, 3.0), (-6.0, 3.0)],
+                          options={"eps": 1e-5, "maxiter": 300})
+        return self.mode(P, start, *result.x)
+
+    def mode(self, P, start, g, log_t_u, log_t_v) -> PosteriorMode:
+        t_u, t_v = float(np.exp(log_t_u)), float(np.exp(log_t_v))
+        averages = self.row_averages(g, t_u, t_v)
+        L, V = self.L, self.V
+        aG = averages["aG"]
+        cG = (L * aG - 1) / (L - 1)
+        c1 = 1 - cG
+        q_raw = L * averages["square_sum"]
+        coverage = (c1**2 + 2 * c1 * cG + L * cG**2) / q_raw
+        q_eff, m_eff = effective_invariants(averages["square"], averages["target"], L, V)
+        loss = posterior_mean_loss(q_eff, m_eff, L, L, P, V, self.lam, self.beta, L)
+        return PosteriorMode(float(P), start, float(g), t_u, t_v, self.free_energy(g, t_u, t_v, P, averages),
+                             float(aG), float(c1), float(cG), float(coverage), float(aG**2 / averages["square_sum"]),
+                             loss)
+
+    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> float:
+        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists."""
+        low, high = np.log(P_low), np.log(P_high)
+        for _ in range(steps):
+            middle = 0.5 * (low + high)
+            P = float(np.exp(middle))
+            follow = self.minimise(P, "copy", x0=self._coordinates(copy))
+            uniform = self.minimise(P, "uniform")
+            if abs(follow.aG - uniform.aG) > 0.05:
+                high, copy = middle, follow
+            else:
+                low = middle
+        return float(np.exp(high))
+
+    def _global_jump(self, P_low: float, P_high: float, low: PosteriorMode, high: PosteriorMode,
+                     steps: int = 10) -> float:
+        """Where the lower of the two continued branches switches from ``low``'s to ``high``'s (bisection in ln P)."""
+        a, b = np.log(P_low), np.log(P_high)
+        for _ in range(steps):
+            middle = 0.5 * (a + b)
+            P = float(np.exp(middle))
+            uniform = self.minimise(P, "uniform", x0=self._coordinates(low))
+            copy = self.minimise(P, "copy", x0=self._coordinates(high))
+            distinct = abs(copy.aG - uniform.aG) > 0.05
+            if distinct and copy.free_energy <= uniform.free_energy or not distinct and uniform.aG > 0.5 * (low.aG + high.aG):
+                b, high = middle, copy
+            else:
+                a, low = middle, uniform
+        return float(np.exp(b))
+
+    @staticmethod
+    def _coordinates(mode: PosteriorMode) -> list[float]:
+        return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
+
+    def modes(self, P: float) -> dict[str, PosteriorMode]:
+        """Both local minima at ``P`` (the copy search may fall into the uniform mode where no copy mode exists)."""
+        return {start: self.minimise(P, start) for start in MODES}
+
+    def transition(self, P_grid) -> dict:
+        r"""Modes on ``P_grid``, the global posterior curve and :math:`P^*` (equal free energy of the two modes).
+
+        The uniform branch is continued upwards and the copy branch downwards from grid point to
+        grid point (warm starts), so metastable minima are kept.  ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
+        between two points at which both modes are distinct, then refined by Brent's method;
+        ``None`` when the sign does not change on the grid.  Where the copy mode is born already
+        below the uniform one (no coexistence of the two with equal F), ``P_star`` is its birth
+        (bisection in :math:`\ln P`), where the global minimum jumps.
+        """
+        P_grid = np.asarray(P_grid, dtype=float)
+        modes = [self.modes(P) for P in P_grid]
+        # follow each branch into its metastable range: uniform upwards, copy downwards
+        for i in range(1, len(P_grid)):
+            follow = self.minimise(P_grid[i], "uniform", x0=self._coordinates(modes[i - 1]["uniform"]))
+            if follow.free_energy < modes[i]["uniform"].free_energy or abs(follow.aG - modes[i]["uniform"].aG) > 0.05:
+                modes[i]["uniform"] = follow
+        for i in range(len(P_grid) - 2, -1, -1):
+            follow = self.minimise(P_grid[i], "copy", x0=self._coordinates(modes[i + 1]["copy"]))
+            if abs(follow.aG - modes[i]["uniform"].aG) > 0.05 and (
+                    abs(modes[i]["copy"].aG - modes[i]["uniform"].aG) <= 0.05
+                    or follow.free_energy < modes[i]["copy"].free_energy):
+                modes[i]["copy"] = follow
+        distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > 0.05 for m in modes])
+        difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
+        P_star = None
+        for i in range(len(P_grid) - 1):
+            if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
+                def gap(log_P, i=i):
+                    P = np.exp(log_P)
+                    u = self.minimise(P, "uniform", x0=self._coordinates(modes[i]["uniform"]))
+                    c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
+                    return c.free_energy - u.free_energy
+                P_star = float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
+                break
+            if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
+                P_star = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                break
+        best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
+        if P_star is None:
+            for i in range(len(P_grid) - 1):
+                if best[i + 1].aG - best[i].aG > 0.2:  # the whole bistable window lies between two grid points
+                    P_star = self._global_jump(P_grid[i], P_grid[i + 1], best[i], best[i + 1])
+                    break
+        return {"modes": modes, "global": best, "P_star": P_star, "distinct": distinct, "difference": difference}

@@ -1,0 +1,85 @@
+"""The validate posterior command end to end on a tiny grid, and the verdict's failure modes."""
+
+import json
+
+import pytest
+
+from emergence.cli import main
+from emergence.validation.copy_task.posterior_validation import (
+    measured_crossing, posterior_agreement, temperature_ladder,
+)
+
+pytest.importorskip("arviz")
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_command_writes_the_report_and_resumes(tmp_path, capsys):
+    arguments = [
+        "validate", "posterior", "--attention", "softmax", "--L", "4", "--V", "2", "--P-grid", "8,32",
+        "--replicas", "3", "--chains", "2", "--burn-in", "10", "--draws", "4", "--thin", "2",
+        "--theory-draws", "500", "--workers", "1", "--out", str(tmp_path / "runs"),
+        "--json", str(tmp_path / "report.json"), "--plot", str(tmp_path / "plot.png"),
+    ]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert set(report) >= {"predicted", "saddle", "measured", "agreement"}
+    measured = report["measured"]
+    for key in ("P", "c1_mean", "cG_mean", "aG_mean", "aG_sem", "coverage_mean", "mode_weight", "rhat_max",
+                "ess_min", "swap_acceptance_min"):
+        assert len(measured[key]) == 2, key
+    for key in ("aG", "copy_fraction", "coverage", "c1", "cG", "loss", "P_star"):
+        assert key in report["predicted"]
+    assert "posterior" in report["predicted"]["label"] and "MAP" in report["saddle"]["label"]
+    assert set(report["agreement"]) >= {"rms_aG", "P_star_ratio", "passes"}
+    assert report["agreement"]["passes"] is False  # ten moves do not converge: flagged, no P*
+    assert (tmp_path / "plot.png").stat().st_size > 5_000
+    stamps = sorted(f.stat().st_mtime_ns for f in (tmp_path / "runs").iterdir())
+    capsys.readouterr()
+    assert main(arguments[:-4] + ["--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured"] == measured
+    assert sorted(f.stat().st_mtime_ns for f in (tmp_path / "runs").iterdir()) == stamps
+
+
+@pytest.mark.parametrize("extra", [["--L", "2"], ["--chains", "1"], ["--coldest", "2"],
+                                   ["--tempering", "full", "--coldest", "0.5"]])
+def test_bad_input_is_a_one_line_error(extra, capsys):
+    arguments = ["validate", "posterior", "--attention", "softmax", "--L", "8", "--V", "2"] + extra
+    assert main(arguments) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "Traceback" not in error
+
+
+def test_ladder_contains_the_target_temperature():
+    assert temperature_ladder(4, 0.5, 2.0).tolist().count(1.0) == 1
+    assert temperature_ladder(1, 0.5, 2.0).tolist() == [1.0]
+
+
+def _measured(weights, rhat=1.0, aG=(0.05, 0.05, 0.6, 0.6)):
+    P = [100, 200, 400, 800]
+    return {"P": P, "mode_weight": list(weights), "rhat_max": [rhat] * 4, "aG_mean": list(aG),
+            "P_star": measured_crossing(P, weights)}
+
+
+def test_agreement_passes_only_with_matching_P_star_curves_and_converged_chains():
+    predicted = {"P": [100, 200, 400, 800], "aG": [0.05, 0.05, 0.6, 0.6], "P_star": 280.0}
+    good = _measured([0.0, 0.0, 1.0, 1.0])
+    assert good["P_star"] == pytest.approx(282.8, rel=1e-3)
+    assert posterior_agreement(good, predicted)["passes"] is True
+    assert posterior_agreement(_measured([0.0, 0.0, 1.0, 1.0], rhat=1.2), predicted)["passes"] is False
+    assert posterior_agreement(_measured([0.0, 0.0, 0.0, 0.0]), predicted)["passes"] is False  # no crossing
+    assert posterior_agreement(good, {**predicted, "P_star": 100.0})["passes"] is False  # ratio 2.8
+    wrong_curve = _measured([0.0, 0.0, 1.0, 1.0], aG=(0.05, 0.2, 0.6, 0.4))
+    assert posterior_agreement(wrong_curve, predicted)["passes"] is False
+    assert posterior_agreement(good, None)["passes"] is False
+
+
+def test_a_crossing_between_flagged_points_is_not_a_measured_P_star():
+    from emergence.validation.copy_task.posterior_validation import measured_posterior
+
+    results = [{"P": P, "c1_mean": 0.9, "cG_mean": 0.1, "aG_mean": 0.1, "aG_sem": 0.01, "coverage_mean": 0.2,
+                "test_loss_mean": 0.8, "mode_weight": w, "rhat_max": r, "ess_min": 50.0, "swap_acceptance_min": 0.2,
+                "seconds": 1.0, "flagged": r > 1.05} for P, w, r in ((100, 0.0, 1.01), (200, 0.5, 1.9), (400, 1.0, 1.01))]
+    measured = measured_posterior([100, 200, 400], results)
+    assert measured["P_star"] is None and measured["P_star_unconverged"] == pytest.approx(200.0)
+    results[1]["rhat_max"], results[1]["flagged"] = 1.01, False
+    assert measured_posterior([100, 200, 400], results)["P_star"] == pytest.approx(200.0)

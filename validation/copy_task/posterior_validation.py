@@ -1,0 +1,199 @@
+r"""Posterior validation: replica-exchange sweep points, the posterior theory beside the saddle, and the verdict.
+
+* :func:`posterior_point_config` / :func:`run_posterior_point`: one sweep point (one :math:`P`):
+  ``chains`` ladders of ``replicas`` rungs on one training set (half the ladders start in the
+  uniform pattern, half in the copy pattern), sampled by
+  :func:`~emergence.validation.copy_task.tempering.sample_replica_exchange` on the
+  readout-marginal action.  Reported: posterior means with the ESS-based standard error,
+  :math:`\hat R` and bulk ESS (ArviZ) per observable, the swap acceptance per rung pair, and
+  ``mode_weight``: the fraction of target-rung draws with :math:`a_G` above ``copy_threshold``.
+* :func:`predicted_posterior`: the posterior-level theory
+  (:class:`~emergence.numerics.copy_head.posterior.PosteriorTheory`, softmax model T only) on
+  the grid: both modes, the mode weights :math:`w_{\rm copy} = 1/(1 + e^{F_{\rm copy} - F_{\rm uniform}})`,
+  the mode-averaged posterior means and :math:`P^*` (equal free energy).
+* :func:`posterior_agreement`: ``rms_aG`` (measured against predicted posterior means over the
+  grid), ``P_star_ratio`` (measured :math:`P^*`, where the copy-mode weight crosses 1/2 by
+  log-linear interpolation, over the predicted one; ``None`` when a bracketing point has
+  :math:`\hat R > 1.05`, the unconverged crossing is kept as ``P_star_unconverged``) and ``passes``: RMS :math:`\le 0.05`,
+  ratio within :math:`[1/1.5, 1.5]`, and every point with :math:`\hat R \le 1.05`.  Missing
+  data (no prediction, no crossing, a flagged point) fails.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.tempering import sample_replica_exchange
+from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
+
+RHAT_LIMIT = 1.05
+RMS_LIMIT = 0.05
+P_STAR_FACTOR = 1.5
+EVALUATION_SEQUENCES = 128
+OBSERVABLES = ("c1", "cG", "aG", "coverage", "test_loss")
+
+DEFAULTS: dict[str, Any] = {
+    "replicas": 6,
+    "coldest": 0.5,
+    "hottest": 3.0,
+    "tempering": "likelihood",
+    "chains": 4,
+    "burn_in": 500,
+    "draws": 40,
+    "thin": 10,
+    "swap_every": 5,
+    "step_fraction": 0.05,
+    "copy_threshold": 0.25,
+}
+
+
+def temperature_ladder(replicas: int, coldest: float, hottest: float) -> torch.Tensor:
+    """Geometric ladder from ``coldest`` to ``hottest`` with the target T = 1 inserted (``replicas`` rungs in all)."""
+    if replicas < 1 or not 0 < coldest <= 1 <= hottest:
+        raise ValueError(f"need replicas >= 1 and coldest <= 1 <= hottest, got {replicas}, {coldest}, {hottest}")
+    if replicas == 1:
+        return torch.ones(1, dtype=torch.float64)
+    others = np.geomspace(coldest, hottest, replicas - 1) if coldest < hottest else np.ones(0)
+    ladder = sorted(set(np.round(np.concatenate([others[np.abs(np.log(others)) > 1e-9], [1.0]]), 12)))
+    return torch.tensor(ladder, dtype=torch.float64)
+
+
+def posterior_point_config(attention: str, L: int, V: int, P: int, convention: CopyTaskConvention,
+                           seed: int = 0, **settings) -> dict[str, Any]:
+    """The JSON-able configuration of one posterior sweep point (its hash keys the result file)."""
+    config = {"experiment": "posterior", "attention": attention, "L": int(L), "V": int(V), "P": int(P),
+              "seed": int(seed), "convention": convention.with_attention(attention).as_dict()}
+    config.update({key: settings.get(key, DEFAULTS[key]) for key in DEFAULTS})
+    return config
+
+
+def run_posterior_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """Sample one P with replica exchange; return the summary (see the module docstring)."""
+    started = time.perf_counter()
+    convention = CopyTaskConvention(**config["convention"])
+    L, V, P = config["L"], config["V"], config["P"]
+    ladder = temperature_ladder(config["replicas"], config["coldest"], config["hottest"])
+    rungs, chains = ladder.numel(), config["chains"]
+    runs = rungs * chains
+    data_seed = config["seed"] * 1_000_003 + 7919 * P
+    batch = copy_task_batch([P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
+                            torch.float64, device)
+    evaluation = copy_task_batch([EVALUATION_SEQUENCES] * runs, L, V, [data_seed + 104_729] * runs,
+                                 convention.shift, convention.targets, torch.float64, device)
+    model = CopyAttentionModel(runs, L, V, convention, device=device)
+    starts = ["uniform" if chain < chains // 2 else "copy" for chain in range(chains) for _ in range(rungs)]
+    model.initialise(starts, [config["seed"] * 1_000_003 + r for r in range(runs)])
+    tempered = sample_replica_exchange(
+        model, batch, evaluation, ladder, burn_in=config["burn_in"], draws=config["draws"], thin=config["thin"],
+        step_fraction=config["step_fraction"], swap_every=config["swap_every"], seed=config["seed"],
+        tempering=config["tempering"])
+    summary: dict[str, Any] = {"P": P, "temperatures": ladder.tolist(), "chains": chains}
+    rhats, esses = [], []
+    for key in OBSERVABLES:
+        values = getattr(tempered.cold, key).cpu().numpy()
+        mean, error = mean_and_standard_error(values)
+        rhat, ess = rhat_and_bulk_ess(values)
+        summary[f"{key}_mean"], summary[f"{key}_sem"] = mean, error
+        summary[f"{key}_rhat"], summary[f"{key}_ess"] = rhat, ess
+        if key != "test_loss":
+            rhats.append(rhat)
+            esses.append(ess)
+    aG = tempered.cold.aG.cpu().numpy()
+    summary["mode_weight"] = float((aG > config["copy_threshold"]).mean())
+    summary["rhat_max"] = float(max(rhats))
+    summary["ess_min"] = float(min(esses))
+    acceptance = tempered.swap_acceptance.tolist()
+    summary["swap_acceptance"] = acceptance
+    summary["swap_acceptance_min"] = float(min(acceptance)) if acceptance else None
+    summary["flagged"] = bool(summary["rhat_max"] > RHAT_LIMIT)
+    summary["seconds"] = time.perf_counter() - started
+    return summary
+
+
+def predicted_posterior(L: int, V: int, convention, P_grid, draws: int = 20_000) -> dict[str, Any]:
+    """Posterior theory on ``P_grid`` (softmax model T): modes, weights, mode-averaged means and ``P_star``."""
+    from emergence.numerics.copy_head.posterior import PosteriorTheory
+
+    theory = PosteriorTheory(L, V, convention, draws=draws)
+    result = theory.transition(P_grid)
+    record: dict[str, Any] = {"label": "posterior (mean-field bulk; reconstructed theory)", "P": list(map(float, P_grid)),
+                              "P_star": result["P_star"]}
+    weights = []
+    for modes in result["modes"]:
+        difference = modes["copy"].free_energy - modes["uniform"].free_energy
+        distinct = abs(modes["copy"].aG - modes["uniform"].aG) > 0.05
+        weights.append(float(1 / (1 + np.exp(np.clip(difference, -700, 700)))) if distinct else 0.0)
+    record["copy_mode_weight"] = weights
+    for key in ("c1", "cG", "aG", "coverage", "copy_fraction", "loss"):
+        record[key] = [w * getattr(m["copy"], key) + (1 - w) * getattr(m["uniform"], key)
+                       for w, m in zip(weights, result["modes"])]
+        for start in ("uniform", "copy"):
+            record[f"{key}_{start}"] = [getattr(m[start], key) for m in result["modes"]]
+    record["copy_threshold"] = _copy_threshold(record)
+    return record
+
+
+def _copy_threshold(record: dict[str, Any]) -> float:
+    """Midpoint between the predicted uniform and copy a_G where both modes exist (largest such P)."""
+    pairs = [(u, c) for u, c in zip(record["aG_uniform"], record["aG_copy"]) if abs(c - u) > 0.05]
+    if not pairs:
+        return DEFAULTS["copy_threshold"]
+    uniform, copy = pairs[-1]
+    return float(0.5 * (uniform + copy))
+
+
+def measured_crossing(P, weight) -> float | None:
+    """Where the copy-mode weight first crosses 1/2 (log-linear interpolation); ``None`` without a crossing."""
+    for i in range(len(P) - 1):
+        if weight[i] < 0.5 <= weight[i + 1]:
+            fraction = (0.5 - weight[i]) / (weight[i + 1] - weight[i])
+            return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
+    return None
+
+
+def posterior_agreement(measured: dict[str, Any], predicted: dict[str, Any] | None) -> dict[str, Any]:
+    """``rms_aG``, ``P_star_ratio``, ``flagged_points`` and ``passes`` (see the module docstring)."""
+    flagged = [P for P, rhat in zip(measured["P"], measured["rhat_max"]) if not rhat <= RHAT_LIMIT]
+    if predicted is None:
+        return {"rms_aG": None, "P_star_ratio": None, "flagged_points": flagged, "passes": False,
+                "reason": "no posterior prediction"}
+    predicted_aG = np.interp(np.log(measured["P"]), np.log(predicted["P"]), predicted["aG"])
+    rms = float(np.sqrt(np.mean((np.asarray(measured["aG_mean"]) - predicted_aG) ** 2)))
+    ratio = None
+    if measured["P_star"] is not None and predicted["P_star"] is not None:
+        ratio = measured["P_star"] / predicted["P_star"]
+    passes = bool(rms <= RMS_LIMIT and ratio is not None and 1 / P_STAR_FACTOR <= ratio <= P_STAR_FACTOR
+                  and not flagged)
+    reasons = []
+    if rms > RMS_LIMIT:
+        reasons.append(f"rms_aG {rms:.3f} > {RMS_LIMIT}")
+    if ratio is None:
+        reasons.append("no P* (measured or predicted) on the grid")
+    elif not 1 / P_STAR_FACTOR <= ratio <= P_STAR_FACTOR:
+        reasons.append(f"P* ratio {ratio:.2f} outside 1.5x")
+    if flagged:
+        reasons.append(f"R-hat > {RHAT_LIMIT} at P = {flagged}")
+    return {"rms_aG": rms, "P_star_ratio": ratio, "flagged_points": flagged, "passes": passes,
+            "reason": "; ".join(reasons) or None}
+
+
+def measured_posterior(grid, results) -> dict[str, Any]:
+    """The ``measured`` record from the per-point summaries."""
+    keys = ("c1_mean", "cG_mean", "aG_mean", "aG_sem", "coverage_mean", "test_loss_mean", "mode_weight",
+            "rhat_max", "ess_min", "swap_acceptance_min", "seconds", "flagged")
+    measured: dict[str, Any] = {"P": list(grid)}
+    for key in keys:
+        measured[key] = [result[key] for result in results]
+    crossing = measured_crossing(grid, measured["mode_weight"])
+    bracket = [i for i in range(len(grid) - 1) if measured["mode_weight"][i] < 0.5 <= measured["mode_weight"][i + 1]]
+    converged = bool(bracket) and not any(measured["flagged"][i] for i in (bracket[0], bracket[0] + 1))
+    measured["P_star"] = crossing if converged else None
+    measured["P_star_unconverged"] = None if converged else crossing
+    return measured
