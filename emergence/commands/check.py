@@ -12,7 +12,7 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 
 def add_arguments(parser):
-    pass
+    """``check`` takes no options."""
 
 
 def run(args) -> int:
