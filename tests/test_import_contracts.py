@@ -7,6 +7,7 @@ mapped in from ``theory/``, ``numerics/``, ``validation/``); so it runs on a cop
 laid out as they are installed.
 """
 
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def layout(tmp_path) -> Path:
 def test_lint_imports_passes(layout):
     result = lint_imports(layout)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken\.", result.stdout), result.stdout
 
 
 @pytest.mark.parametrize(

@@ -108,7 +108,7 @@ def wheel(tmp_path_factory) -> Path:
     """The project's wheel, built from a copy of the sources."""
     source = stage_source_tree(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--wheel-dir", str(out), str(source)], check=True, timeout=600)
     (built,) = out.glob("emergence-*.whl")
     return built
