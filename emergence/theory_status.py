@@ -4,25 +4,18 @@
 statement, the measured numbers and a verdict whose criterion is written in the row; the
 verdicts are the ones the layers return (scaling ``holds``, copy-task ``passes``, planted
 associations ``recovered``) or a stated threshold on a measured number.
-:func:`render_status_page` turns those numbers into ``docs/theory_status.md``.  The committed
-page is rendered from the committed ``docs/theory_status.json`` (a test checks that they
-match); both are refreshed from a full demo run by::
+:func:`render_status_page` turns those numbers into the text of ``docs/theory_status.md``.
+The committed page is rendered from the committed ``docs/theory_status.json`` (a test checks
+that they match); in a source checkout both are refreshed from a full demo run by::
 
     python -m emergence demo --out emergence-demo
-    python -m emergence.theory_status emergence-demo/results.json
+    python tools/regenerate.py status emergence-demo/results.json
 """
 
 from __future__ import annotations
 
-import json
 import math
-import sys
-from pathlib import Path
 from typing import Any
-
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-STATUS_JSON = DOCS / "theory_status.json"
-STATUS_PAGE = DOCS / "theory_status.md"
 
 COSINE_THRESHOLD = 0.99
 """Leading terms hold inside the window when every cosine there is at least this (the paper measured >= 0.998)."""
@@ -196,7 +189,7 @@ def render_status_page(numbers: dict) -> str:
     lines = [
         "# Theory status", "",
         "Each claim of the two papers, what the engine derives, what was measured and whether it holds, filled "
-        "from a demo run (`python -m emergence demo` then `python -m emergence.theory_status "
+        "from a demo run (`python -m emergence demo` then `python tools/regenerate.py status "
         "emergence-demo/results.json`; this page is generated, do not edit it).", "",
         "The copy-head model is a **reconstruction** (only the abstract of arXiv 2606.12058 is available): its "
         "verdicts say that the engine's own model reproduces the paper's claims, not that the paper's equations "
@@ -210,23 +203,3 @@ def render_status_page(numbers: dict) -> str:
         cells = [row[k].replace("|", "\\|") for k in ("paper", "claim", "derived", "measured", "holds", "criterion")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m emergence.theory_status RESULTS_JSON``: write docs/theory_status.json and .md."""
-    from emergence.numerics.io import atomic_path, write_json_atomic
-
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m emergence.theory_status RESULTS_JSON", file=sys.stderr)
-        return 2
-    numbers = status_numbers(json.loads(Path(argv[0]).read_text(encoding="utf-8")))
-    write_json_atomic(STATUS_JSON, numbers)
-    with atomic_path(STATUS_PAGE) as temporary:
-        temporary.write_text(render_status_page(numbers), encoding="utf-8")
-    print(f"wrote {STATUS_JSON} and {STATUS_PAGE}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,14 +1,22 @@
 """Array-module selection: NumPy by default, CuPy only when asked for and a GPU answers.
 
-Like einops' backends, this module never imports an optional framework on its own:
-:func:`namespace_of` recognises a CuPy array by its type's module, without importing
-CuPy, and :func:`array_module` imports CuPy only when the caller asks for it by name.
+This module never imports an optional framework on its own: :func:`array_module` imports
+CuPy only when the caller asks for it by name, and :func:`namespace_of` asks
+``array_api_compat.array_namespace`` which library the given arrays belong to (it recognises
+a CuPy array without importing CuPy, and raises ``TypeError`` on anything that is not an
+array of a library it knows, rather than falling back to NumPy).
 
 >>> array_module("numpy").__name__
 'numpy'
 >>> import numpy as np
->>> namespace_of(np.zeros(3)).__name__
+>>> namespace_of(np.zeros(3), 2.0).__name__
 'numpy'
+>>> namespace_of([1.0, 2.0])
+Traceback (most recent call last):
+...
+TypeError: list is not a supported array type
+>>> to_numpy(np.arange(3))
+array([0, 1, 2])
 >>> array_module("tensorflow")
 Traceback (most recent call last):
 ...
@@ -19,8 +27,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
 from types import ModuleType
+
+import numpy
+from array_api_compat import array_namespace, is_cupy_array, to_device
 
 from emergence.theory.errors import BackendUnavailableError
 
@@ -63,22 +73,20 @@ def array_module(name: str = "numpy") -> ModuleType:
 
 
 def namespace_of(*arrays) -> ModuleType:
-    """The array module the given arrays belong to (NumPy for plain Python numbers)."""
-    for array in arrays:
-        module = type(array).__module__.split(".")[0]
-        if module == "cupy" and "cupy" in sys.modules:
-            return sys.modules["cupy"]
-        if module == "array_api_strict" and module in sys.modules:
-            return sys.modules[module]
-    import numpy
+    """The array library of ``arrays`` (Python scalars among them are ignored).
 
-    return numpy
+    The library itself (``numpy``, ``cupy``, ``array_api_strict``), as :func:`array_module`
+    returns it, not a compatibility wrapper; ``TypeError`` when an argument is not an array of a
+    known library or the arrays belong to different libraries.
+    """
+    return array_namespace(*arrays, use_compat=False)
 
 
-def to_numpy(array):
-    """A NumPy copy of ``array`` from any backend (``.get()`` for CuPy)."""
-    import numpy
+def to_numpy(array) -> numpy.ndarray:
+    """A NumPy array with the values of ``array``, from any library (copied to the host from a GPU).
 
-    if hasattr(array, "get") and type(array).__module__.startswith("cupy"):
-        return array.get()
-    return numpy.asarray(array)
+    ``TypeError`` when ``array`` is not an array of a known library.
+    """
+    namespace_of(array)
+    host = to_device(array, "cpu") if is_cupy_array(array) else array
+    return numpy.asarray(host)

@@ -1,5 +1,6 @@
 """Array-backend selection: NumPy default, CuPy only with a GPU that answers."""
 
+import array_api_strict
 import numpy as np
 import pytest
 
@@ -27,10 +28,23 @@ def test_cupy_without_a_gpu_is_a_clear_error():
         assert "\n" not in str(error.value) and reason in str(error.value)
 
 
-def test_namespace_of_numpy_and_scalars():
+def test_namespace_of_gives_the_library_itself_and_ignores_scalars():
     assert namespace_of(np.ones(2), 3.0) is np
-    assert namespace_of(1.0) is np
-    np.testing.assert_array_equal(to_numpy([1, 2]), np.array([1, 2]))
+    assert namespace_of(array_api_strict.asarray([1.0])) is array_api_strict
+    np.testing.assert_array_equal(to_numpy(array_api_strict.asarray([1.0, 2.0])), np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("not_an_array", [[1, 2], (1.0,), "text", 1.0, object()])
+def test_unknown_array_types_raise_instead_of_falling_back_to_numpy(not_an_array):
+    with pytest.raises(TypeError):
+        namespace_of(not_an_array)
+    with pytest.raises(TypeError):
+        to_numpy(not_an_array)
+
+
+def test_arrays_of_two_libraries_have_no_one_namespace():
+    with pytest.raises(TypeError, match="Multiple namespaces"):
+        namespace_of(np.ones(2), array_api_strict.asarray([1.0]))
 
 
 @pytest.mark.gpu

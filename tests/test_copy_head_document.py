@@ -1,12 +1,13 @@
 """The derivation document is generated: the committed file equals a fresh regeneration."""
 
-from emergence.theory.copy_head.document import DOCUMENT_PATH, copy_head_document
+from emergence.theory.copy_head.document import copy_head_document
+from generated_files import assert_committed_equal_fresh, regenerate, requires_pinned_sympy
 
 
+@requires_pinned_sympy
 def test_committed_document_equals_a_fresh_regeneration():
-    committed = DOCUMENT_PATH.read_text(encoding="utf-8")
-    assert committed == copy_head_document(), (
-        "docs/derivations/copy_head.md is stale: run python -m emergence.theory.copy_head.document")
+    document = regenerate.DERIVATIONS_DIR / "copy_head.md"
+    assert_committed_equal_fresh({document: copy_head_document()}, "python tools/regenerate.py derivations")
 
 
 def test_document_says_it_is_a_reconstruction_and_lists_assumptions():

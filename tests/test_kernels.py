@@ -1,5 +1,5 @@
-"""Every kernel the project generates: committed text == regeneration, and
-SymPy at 50 digits == generated NumPy code == generated mpmath twin at random points."""
+"""Every kernel the project generates: committed text == regeneration (with the pinned SymPy), and
+SymPy at 50 digits == generated NumPy code == generated mpmath twin at random points (any SymPy)."""
 
 import importlib
 import math
@@ -12,18 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emergence.theory.codegen import Kernel
-from emergence.theory.kernel_registry import COMMITTED_KERNELS_DIR, all_kernel_modules, rendered_modules
+from emergence.theory.kernel_registry import all_kernel_modules
+from generated_files import assert_committed_equal_fresh, regenerate, requires_pinned_sympy
 
 MODULES = all_kernel_modules()
 KERNELS = [(m.name, k) for m in MODULES for k in m.kernels]
 
 
+@requires_pinned_sympy
 def test_committed_kernels_equal_a_fresh_regeneration():
-    rendered = rendered_modules("xp")
-    committed = {p.name: p.read_text(encoding="utf-8") for p in COMMITTED_KERNELS_DIR.glob("*.py") if p.name != "__init__.py"}
-    assert set(committed) == set(rendered), "stale or missing generated modules: run python -m emergence.theory.kernel_registry"
-    for filename, text in rendered.items():
-        assert committed[filename] == text, f"{filename} differs from its regeneration (never edit generated code by hand)"
+    assert_committed_equal_fresh(regenerate.kernel_files(), "python tools/regenerate.py kernels")
+    assert regenerate.stale_kernel_files() == [], "generated modules no kernel renders: run python tools/regenerate.py kernels"
 
 
 def draw_argument(draw, low: float, high: float, kind: str) -> float:

@@ -2,16 +2,15 @@
 
 import json
 
-from emergence.theory_status import STATUS_JSON, STATUS_PAGE, render_status_page
+from generated_files import assert_committed_equal_fresh, regenerate
 
 
 def test_committed_status_page_matches_a_regeneration():
-    numbers = json.loads(STATUS_JSON.read_text(encoding="utf-8"))
-    assert STATUS_PAGE.read_text(encoding="utf-8") == render_status_page(numbers)
+    assert_committed_equal_fresh(regenerate.status_page_files(), "python tools/regenerate.py status")
 
 
 def test_committed_status_comes_from_a_full_run_with_every_claim():
-    numbers = json.loads(STATUS_JSON.read_text(encoding="utf-8"))
+    numbers = json.loads(regenerate.STATUS_JSON.read_text(encoding="utf-8"))
     assert numbers["source"]["quick"] is False
     claims = " ".join(row["claim"] for row in numbers["rows"])
     for claim in ("P* ~ V²", "L^{3/2} V^{1/2}", "L ln² L", "no precursor", "Adam", "order parameters",

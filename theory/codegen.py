@@ -4,11 +4,13 @@ A derived expression becomes a plain Python function whose every array operation
 through a module bound at call time, ``xp`` (NumPy, CuPy, ``array_api_strict``), and whose
 special functions go through ``special`` (``scipy.special`` or ``cupyx.scipy.special``).
 The stock NumPy/CuPy printers emit scalar-only ``math.erf``/``math.lgamma`` and nothing
-usable for ``LambertW``; :class:`ArrayModulePrinter` maps them itself.
+usable for ``LambertW``; :class:`ArrayModulePrinter` is SymPy's SciPy printer with the
+module prefixes bound at call time and the few overrides SciPy's lacks.
 
-The extension point is the printer: a new special function needs one ``_print_<Name>``
-method on :class:`ArrayModulePrinter` and, where SciPy and CuPy disagree, nothing else,
-because the same source text serves both (the prologue binds ``special``).
+The extension point is the printer: a special function SciPy's printer does not know needs
+one ``_print_<Name>`` method on :class:`ArrayModulePrinter` and, where SciPy and CuPy
+disagree, nothing else, because the same source text serves both (the prologue binds
+``special``).
 
 A :class:`KernelModule` groups kernels that share a derivation; :func:`module_source`
 prints one, with a header naming the expressions' origin and this generator's version.
@@ -31,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
 import sympy as sp
-from sympy.printing.numpy import NumPyPrinter, _known_constants_numpy, _known_functions_numpy
-from sympy.printing.pycode import MpmathPrinter, _print_known_const, _print_known_func
+from sympy.printing.numpy import SciPyPrinter
+from sympy.printing.pycode import MpmathPrinter
 
 CODEGEN_VERSION = "1"
 """Bumped whenever the printed text changes for an unchanged expression."""
@@ -79,39 +81,36 @@ class KernelModule:
     kernels: tuple[Kernel, ...] = field(default_factory=tuple)
 
 
-class ArrayModulePrinter(NumPyPrinter):
-    """NumPy printer whose functions go through ``xp`` and special functions through ``special``.
+class ArrayModulePrinter(SciPyPrinter):
+    """SymPy's SciPy printer with NumPy calls through ``xp`` and SciPy's through ``special``.
 
-    Differences from :class:`sympy.printing.numpy.NumPyPrinter`:
+    :class:`sympy.printing.numpy.SciPyPrinter` already names every special function as
+    ``scipy.special`` does (``erf``, ``gammaln``, ``psi``, ``polygamma``, ``beta``, ...); these
+    are the overrides it lacks for array-API kernels:
 
-    - the array module prefix is ``xp`` (bound at call time), not ``numpy``;
+    - module prefixes bound at call time: ``numpy.`` becomes ``xp.``, ``scipy.special.``
+      becomes ``special.`` (``cupyx.scipy.special`` has the same names);
+    - ``LambertW`` prints its branch and takes the real part (SciPy returns complex numbers);
     - ``Max``/``Min`` nest ``xp.maximum``/``xp.minimum`` (``amax`` is not array-API);
-    - ``Piecewise`` prints as nested ``xp.where``;
-    - special functions print as ``special.<name>`` with SciPy's names and real parts
-      where SciPy returns complex numbers (``lambertw``).
+    - ``Piecewise`` prints as nested ``xp.where`` (``select`` is not array-API);
+    - ``Float`` prints as Python's shortest round-trip literal.
+
+    >>> import sympy as sp
+    >>> ArrayModulePrinter().doprint(sp.polygamma(1, sp.Symbol("x")) + sp.log(sp.Symbol("y")))
+    'xp.log(y) + special.polygamma(1, x)'
     """
 
-    _module = "xp"
-    _kf = {name: f"xp.{target}" for name, target in _known_functions_numpy.items()}
-    _kc = {name: f"xp.{target}" for name, target in _known_constants_numpy.items()}
+    _NAMESPACES = {"numpy.": "xp.", "scipy.special.": "special."}
 
-    def _print_special(self, expr):
-        arguments = ", ".join(self._print(a) for a in expr.args)
-        return f"special.{SPECIAL_FUNCTIONS[type(expr).__name__]}({arguments})"
+    def _module_format(self, fqn, register=True):
+        for prefix, alias in self._NAMESPACES.items():
+            if fqn.startswith(prefix):
+                return alias + fqn[len(prefix):]
+        raise ValueError(f"{fqn} has no counterpart in the array-module kernels (xp, special)")
 
     def _print_LambertW(self, expr):
         branch = self._print(expr.args[1]) if len(expr.args) > 1 else "0"
         return f"special.lambertw({self._print(expr.args[0])}, {branch}).real"
-
-    def _print_polygamma(self, expr):
-        order, argument = expr.args
-        return f"special.polygamma({self._print(order)}, {self._print(argument)})"
-
-    def _print_log1p(self, expr):
-        return f"xp.log1p({self._print(expr.args[0])})"
-
-    def _print_logaddexp(self, expr):
-        return f"xp.logaddexp({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
     def _nested(self, function, args):
         printed = [self._print(a) for a in args]
@@ -137,24 +136,6 @@ class ArrayModulePrinter(NumPyPrinter):
 
     def _print_Float(self, expr):
         return repr(float(expr))
-
-
-SPECIAL_FUNCTIONS = {
-    "erf": "erf",
-    "erfc": "erfc",
-    "gamma": "gamma",
-    "loggamma": "gammaln",
-    "digamma": "psi",
-    "beta": "beta",
-}
-"""SymPy function name -> name in ``scipy.special`` and ``cupyx.scipy.special``."""
-
-for _name in ArrayModulePrinter._kf:
-    setattr(ArrayModulePrinter, f"_print_{_name}", _print_known_func)
-for _name in ArrayModulePrinter._kc:
-    setattr(ArrayModulePrinter, f"_print_{_name}", _print_known_const)
-for _name in SPECIAL_FUNCTIONS:
-    setattr(ArrayModulePrinter, f"_print_{_name}", ArrayModulePrinter._print_special)
 
 
 class MpmathContextPrinter(MpmathPrinter):
@@ -311,7 +292,7 @@ def module_source(module: KernelModule, backend: Backend = "xp") -> str:
         f"# Generated by emergence.theory.codegen version {CODEGEN_VERSION} "
         f"(SymPy {sp.__version__}) from {module.origin}.\n"
         "# Do not edit by hand: regenerate with `emergence export-kernels` or "
-        "`python -m emergence.theory.kernel_registry`.\n"
+        "`python tools/regenerate.py kernels`.\n"
     )
     docstring = f'"""Generated kernels from ``{module.origin}``: {", ".join(k.name for k in module.kernels)}."""\n'
     names = ", ".join(f"{k.name!r}, {k.name + '_mp'!r}" for k in module.kernels)

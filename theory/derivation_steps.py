@@ -18,7 +18,6 @@ same objects, so the printed formulas are the ones the kernels were generated fr
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -100,10 +99,3 @@ def render_markdown(steps: list[DerivationStep], heading_level: int = 3) -> str:
         for equation in step.equations:
             lines += [f"$$ {_latex(equation.lhs)} = {_latex(equation.expression)} $$", ""]
     return "\n".join(lines)
-
-
-def write_generated_document(path: Path, text: str) -> Path:
-    """Write a generated derivation page (``docs/derivations/*.md``); return its path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path

@@ -3,8 +3,9 @@
 A module named in :data:`GOLDEN_SOURCES` exposes ``headline_numbers() ->
 list[HeadlineNumber]``; each number is recomputed from the generated kernels and solvers
 and compared with ``golden_baseline.json`` beside this file, within its relative
-tolerance.  ``emergence check`` prints the comparison; ``emergence check --update``
-rewrites the baseline (review the diff before committing it).
+tolerance.  ``emergence check`` prints the comparison.  :func:`baseline_record` is the
+content of a new baseline; in a source checkout ``python tools/regenerate.py golden`` writes
+it (review the diff before committing it).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from emergence.numerics.io import read_json, write_json_atomic
+from emergence.numerics.io import read_json
 
 BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 
@@ -81,10 +82,9 @@ def compare_with_baseline(
     ]
 
 
-def write_baseline(comparisons: list[Comparison], baseline_path: Path = BASELINE_PATH) -> Path:
-    """Store the current values as the new baseline."""
-    data = {
+def baseline_record(comparisons: list[Comparison]) -> dict[str, dict]:
+    """The current values as a baseline: name -> value, tolerance and description."""
+    return {
         c.name: {"value": c.current, "rel_tol": c.rel_tol, "description": c.description}
         for c in comparisons
     }
-    return write_json_atomic(baseline_path, data)

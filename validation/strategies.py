@@ -1,7 +1,8 @@
 r"""Hypothesis strategies for regression-testing attention theory in your own test suite.
 
 The project's own tests use these; they are public so that a researcher can property-test
-a modified model against the engine's invariants.
+a modified model against the engine's invariants.  They need Hypothesis, the ``testing``
+extra (``pip install 'emergence[testing]'``).
 
 Sizes are drawn log-uniformly (every decade equally likely), because scaling laws care
 about orders of magnitude, not about the upper end of a range:

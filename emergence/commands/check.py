@@ -1,7 +1,8 @@
 """Re-derive the project's headline numbers and compare them with the stored baseline.
 
 Exit status 0 when every number is within its tolerance, 1 when any drifted or is new
-to the baseline.  ``--update`` stores the current values instead.
+to the baseline.  The baseline is rewritten from a source checkout, never by the installed
+command: ``python tools/regenerate.py golden``.
 """
 
 from __future__ import annotations
@@ -11,17 +12,13 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 
 def add_arguments(parser):
-    parser.add_argument("--update", action="store_true", help="store the current values as the baseline")
+    """``check`` takes no options."""
 
 
 def run(args) -> int:
-    from emergence.validation.golden import compare_with_baseline, headline_numbers, write_baseline
+    from emergence.validation.golden import compare_with_baseline, headline_numbers
 
     comparisons = compare_with_baseline(headline_numbers())
-    if args.update:
-        path = write_baseline(comparisons)
-        print(f"stored {len(comparisons)} headline numbers in {path}")
-        return 0
     width = max([len(c.name) for c in comparisons] + [4])
     print(f"{'name':<{width}}  {'baseline':>14}  {'current':>14}  {'drift':>9}  {'tol':>7}  status")
     for c in comparisons:

@@ -4,8 +4,8 @@ For every convention in :data:`STUDIED_CONVENTIONS` and every claim, the transit
 measured at the fast sizes of :mod:`.scaling` (``dps`` digits) and the verdict recorded; for
 linear attention the literal crossover (first :math:`c_G = c_1`) is measured too (float64), so
 that both crossover definitions can be compared.  :func:`markdown_table` prints the table
-of ``docs/copy_head_scaling.md``; regenerate it with
-``python -m emergence.numerics.copy_head.convention_study``.
+of ``docs/copy_head_scaling.md``; in a source checkout ``python tools/regenerate.py
+conventions`` prints it.
 
 Conventions the solvers do not support (softmax attention of architecture M, centred
 targets, open shift) are listed as such rather than silently skipped.
@@ -98,7 +98,3 @@ def markdown_table(rows: list[dict]) -> str:
         lines.append(f"| {row['convention']} (`{row['text']}`) | {row['claim']} | {row['exponents']} | "
                      f"{row['residual']} | {holds} | {row.get('literal', '')} |")
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    print(markdown_table(convention_rows()))

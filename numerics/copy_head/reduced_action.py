@@ -50,7 +50,8 @@ def generated_kernels() -> types.SimpleNamespace:
         )
     except ImportError as error:
         raise EmergenceError(
-            f"copy-head kernels are missing ({error}); run `python -m emergence.theory.kernel_registry`"
+            f"copy-head kernels are missing ({error}); reinstall emergence, or in a source checkout "
+            "run `python tools/regenerate.py kernels`"
         ) from None
 
 

@@ -1,44 +1,6 @@
 r"""Stochastic gradient Langevin dynamics as a ``torch.optim.Optimizer`` (devinterp's conventions).
 
-devinterp writes the update for a log-likelihood :math:`\log p(y|x,w)` over a minibatch of
-size :math:`m` as
-
-.. math::
-    \Delta w = \frac{\epsilon}{2}\Big[\frac{n\beta}{m}\sum_{i=1}^m \nabla \log p(y_i|x_i,w)
-               + \gamma (w_0 - w) - \lambda w\Big] + \mathcal{N}(0, \epsilon\sigma^2),
-
-with step size :math:`\epsilon` (``lr``), inverse temperature times data count
-:math:`n\beta` (``nbeta``), localization :math:`\gamma` (``localization``) around the
-initial point :math:`w_0`, weight decay :math:`\lambda` (``weight_decay``) and noise level
-:math:`\sigma` (``noise_level``).  This optimiser takes the same update in "minimise a
-potential" form: ``p.grad`` must hold the gradient of a **mean loss**
-:math:`\bar\ell(w) = -\frac{1}{m}\sum_i \log p(y_i|x_i,w)` (what ``loss.backward()``
-leaves for a mean negative log-likelihood), so that
-
-.. math::
-    \Delta w = -\frac{\epsilon}{2}\nabla U(w) + \sqrt{\epsilon}\,\sigma\,\xi,\qquad
-    U(w) = n\beta\,\bar\ell(w) + \frac{\gamma}{2}\|w - w_0\|^2 + \frac{\lambda}{2}\|w\|^2,
-    \quad \xi \sim \mathcal{N}(0, I).
-
-With :math:`\sigma = 1` and :math:`\epsilon \to 0` the chain samples :math:`\propto e^{-U}`.
-To sample :math:`e^{-U}` for a potential computed directly (prior included), call
-``U.backward()`` and use ``nbeta=1, weight_decay=0, localization=0``.  With ``noise_level=0,
-localization=0, nbeta=1`` and no weight decay, ``SGLD(lr=2η)`` is exactly ``SGD(lr=η)``.
-
-Batched chains: a parameter of shape ``(R, ...)`` holds ``R`` independent chains (each
-element gets its own noise).  ``lr`` may then be a tensor broadcastable to the parameter
-(``(R, 1, ..., 1)``), one step size per chain; a float is shared.  Pass a
-``torch.Generator`` for reproducible noise.  The discretisation biases the stationary
-law by :math:`O(\epsilon\,h)` for curvature :math:`h` (for a Gaussian, variance
-:math:`1/(h(1-\epsilon h/4))`), and the chain diverges for :math:`\epsilon h > 4`.
-
->>> import torch
->>> w = torch.nn.Parameter(torch.zeros(3))
->>> sampler = SGLD([w], lr=0.1, noise_level=0.0)
->>> (0.5 * (w - 1.0).pow(2).sum()).backward()
->>> sampler.step()
->>> w.detach().tolist()
-[0.05000000074505806, 0.05000000074505806, 0.05000000074505806]
+:class:`SGLD` states its update equation and parameters.
 """
 
 from __future__ import annotations
@@ -47,7 +9,47 @@ import torch
 
 
 class SGLD(torch.optim.Optimizer):
-    """Langevin sampler with devinterp's parameters; see the module docstring for the update."""
+    r"""Langevin sampler with devinterp's parameters and update.
+
+    devinterp writes the update for a log-likelihood :math:`\log p(y|x,w)` over a minibatch of
+    size :math:`m` as
+
+    .. math::
+        \Delta w = \frac{\epsilon}{2}\Big[\frac{n\beta}{m}\sum_{i=1}^m \nabla \log p(y_i|x_i,w)
+                   + \gamma (w_0 - w) - \lambda w\Big] + \mathcal{N}(0, \epsilon\sigma^2),
+
+    with step size :math:`\epsilon` (``lr``), inverse temperature times data count
+    :math:`n\beta` (``nbeta``), localization :math:`\gamma` (``localization``) around the
+    initial point :math:`w_0`, weight decay :math:`\lambda` (``weight_decay``) and noise level
+    :math:`\sigma` (``noise_level``).  This optimiser takes the same update in "minimise a
+    potential" form: ``p.grad`` must hold the gradient of a **mean loss**
+    :math:`\bar\ell(w) = -\frac{1}{m}\sum_i \log p(y_i|x_i,w)` (what ``loss.backward()``
+    leaves for a mean negative log-likelihood), so that
+
+    .. math::
+        \Delta w = -\frac{\epsilon}{2}\nabla U(w) + \sqrt{\epsilon}\,\sigma\,\xi,\qquad
+        U(w) = n\beta\,\bar\ell(w) + \frac{\gamma}{2}\|w - w_0\|^2 + \frac{\lambda}{2}\|w\|^2,
+        \quad \xi \sim \mathcal{N}(0, I).
+
+    With :math:`\sigma = 1` and :math:`\epsilon \to 0` the chain samples :math:`\propto e^{-U}`.
+    To sample :math:`e^{-U}` for a potential computed directly (prior included), call
+    ``U.backward()`` and use ``nbeta=1, weight_decay=0, localization=0``.  With ``noise_level=0,
+    localization=0, nbeta=1`` and no weight decay, ``SGLD(lr=2η)`` is exactly ``SGD(lr=η)``.
+
+    Batched chains: a parameter of shape ``(R, ...)`` holds ``R`` independent chains (each
+    element gets its own noise).  ``lr`` may then be a tensor broadcastable to the parameter
+    (``(R, 1, ..., 1)``), one step size per chain; a float is shared.  Pass a
+    ``torch.Generator`` for reproducible noise.  The discretisation biases the stationary
+    law by :math:`O(\epsilon\,h)` for curvature :math:`h` (for a Gaussian, variance
+    :math:`1/(h(1-\epsilon h/4))`), and the chain diverges for :math:`\epsilon h > 4`.
+
+    >>> w = torch.nn.Parameter(torch.zeros(3))
+    >>> sampler = SGLD([w], lr=0.1, noise_level=0.0)
+    >>> (0.5 * (w - 1.0).pow(2).sum()).backward()
+    >>> sampler.step()
+    >>> w.detach().tolist()
+    [0.05000000074505806, 0.05000000074505806, 0.05000000074505806]
+    """
 
     def __init__(
         self,
