@@ -28,6 +28,8 @@ def add_arguments(parser):
     parser.add_argument("--seeds", type=int, default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     parser.add_argument("--steps", type=int, default=2000, help="Adam steps (default 2000)")
+    parser.add_argument("--lr", type=float, default=0.05,
+                        help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
     parser.add_argument("--burn-in", type=int, default=2000, help="SGLD burn-in steps (default 2000)")
     parser.add_argument("--draws", type=int, default=50, help="SGLD draws per chain (default 50)")
     parser.add_argument("--thin", type=int, default=20, help="SGLD steps between draws (default 20)")
@@ -71,7 +73,7 @@ def run(args) -> int:
 
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
     from emergence.theory.errors import EmergenceError, InvalidSizeError
-    from emergence.validation.copy_task.analysis import agreement, measured_curves
+    from emergence.validation.copy_task.analysis import agreement, measured_curves, verdict_lines
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, run_copy_point
     from emergence.validation.runtime import resolve_device
@@ -88,7 +90,7 @@ def run(args) -> int:
     configs = [
         point_config(
             args.attention, args.optimizer, args.L, args.V, P, args.seeds, convention, seed=args.seed,
-            adam_steps=args.steps, sgld_burn_in=args.burn_in, sgld_draws=args.draws,
+            adam_steps=args.steps, adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws,
             sgld_thin=args.thin, chains=args.chains, dtype=args.dtype, objective=args.objective,
         )
         for P in grid
@@ -129,11 +131,11 @@ def run(args) -> int:
     else:
         if args.json:
             write_json_atomic(args.json, report)
-        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9}")
+        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9} {'converged':>9}")
         for i, P in enumerate(grid):
             print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
                   f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
-                  f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f}")
-        names = ("P_star",) if args.attention == "softmax" else ("P1", "crossover")
-        print("measured " + ", ".join(f"{n} = {measured[n]}" for n in names))
+                  f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f} "
+                  f"{'yes' if measured['converged'][i] else 'no':>9}")
+        print("\n".join(verdict_lines(args.attention, measured, report["agreement"])))
     return 0
