@@ -89,9 +89,9 @@ def _cosine(value: float | None) -> str:
 
 
 def _progress(total: int, description: str):
-    from tqdm import tqdm
+    from emergence.numerics.progress import progress
 
-    return tqdm(total=total, desc=description, leave=False, disable=None)
+    return progress(total, description)
 
 
 # ---------------------------------------------------------------- derivations
@@ -608,6 +608,11 @@ def demo_steps() -> list[DemoStep]:
 
 def check_corpus(path: Path) -> None:
     """Fail early, in one line, on a corpus file that is missing, not UTF-8, empty or too short."""
-    from emergence.numerics.corpus.documents import load_corpus
+    from emergence.numerics.corpus.documents import CorpusTooShortError, load_corpus
+    from emergence.theory.errors import EmergenceError
 
-    load_corpus(Path(path), context_length=LEADING_T)
+    try:
+        load_corpus(Path(path), context_length=LEADING_T)
+    except CorpusTooShortError:
+        raise EmergenceError(f"corpus {path}: too short for the demo, which needs a document of at least "
+                             f"{LEADING_T + 1} tokens (T = {LEADING_T})") from None

@@ -219,14 +219,29 @@ def render_status_page(numbers: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m emergence.theory_status RESULTS_JSON``: write docs/theory_status.json and .md."""
-    from emergence.numerics.io import atomic_path, write_json_atomic
+    """``python -m emergence.theory_status RESULTS_JSON``: write docs/theory_status.json and .md.
 
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m emergence.theory_status RESULTS_JSON", file=sys.stderr)
+    Bad input (no such file, not a demo's results.json) is one line on stderr and exit 2.
+    """
+    from emergence.cli import OneLineParser, UsageError
+    from emergence.numerics.io import atomic_path, read_json, write_json_atomic
+    from emergence.theory.errors import EmergenceError
+
+    parser = OneLineParser(prog="python -m emergence.theory_status",
+                           description="Write docs/theory_status.json and docs/theory_status.md from a demo's "
+                                       "results.json (run `emergence demo` first).")
+    parser.add_argument("results", metavar="RESULTS_JSON", help="the results.json written by `emergence demo`")
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+        try:
+            numbers = status_numbers(read_json(args.results))
+        except (KeyError, TypeError, AttributeError, IndexError) as error:
+            raise EmergenceError(f"{args.results} is not the results.json of a full `emergence demo` run "
+                                 f"(missing {error})") from None
+    except (UsageError, EmergenceError, OSError) as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"emergence.theory_status: error: {message}", file=sys.stderr)
         return 2
-    numbers = status_numbers(json.loads(Path(argv[0]).read_text(encoding="utf-8")))
     write_json_atomic(STATUS_JSON, numbers)
     with atomic_path(STATUS_PAGE) as temporary:
         temporary.write_text(render_status_page(numbers), encoding="utf-8")

@@ -7,18 +7,20 @@ from pathlib import Path
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
+    from emergence.commands._checks import integer, seed
+
     parser.add_argument("corpus", help="UTF-8 text file (documents split on blank lines or <|endoftext|>), or 'synthetic'")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"),
                         help="natural: lowercase letter runs + single other characters (default); whitespace: split on whitespace")
-    parser.add_argument("--vocab", type=int, default=None, metavar="K",
+    parser.add_argument("--vocab", type=integer(2), default=None, metavar="K",
                         help="keep the K most frequent tokens (default: all, at most 500)")
-    parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N",
+    parser.add_argument("--T", type=integer(1), default=64, dest="context_length", metavar="N",
                         help="sequence length T; windows have T+1 tokens (default 64)")
     parser.add_argument("--windows", default="all", choices=("first", "all"),
                         help="first T+1 tokens of each document, or all non-overlapping windows (default)")
     parser.add_argument("--oov", default="unk", choices=("drop", "unk"),
                         help="drop documents with out-of-vocabulary tokens, or map them to <unk> (default)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the synthetic corpus (default 0)")
     parser.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                         help="array backend for the statistics (default numpy)")
 

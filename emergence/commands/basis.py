@@ -7,7 +7,6 @@ of windows), and provenance (JSON text: configuration, versions, seed).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
 
@@ -16,8 +15,10 @@ HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory 
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import NPZ_FORMATS, output_file
+
     add_corpus_arguments(parser)
-    parser.add_argument("--out", required=True, type=Path, help="output .npz file")
+    parser.add_argument("--out", required=True, type=output_file(*NPZ_FORMATS), help="output .npz file")
 
 
 def run(args) -> int:

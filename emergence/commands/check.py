@@ -1,7 +1,9 @@
 """Re-derive the project's headline numbers and compare them with the stored baseline.
 
-Exit status 0 when every number is within its tolerance, 1 when any drifted or is new
-to the baseline.  ``--update`` stores the current values instead.
+Exit status 0 when every number is within its tolerance and every baseline entry is still
+computed; 1 when any number drifted, is new to the baseline, or a baseline entry is stale (no
+longer computed, so never compared).  ``--update`` stores the current values instead and
+lists what it adds, changes and drops.
 """
 
 from __future__ import annotations
@@ -12,17 +14,34 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 def add_arguments(parser):
     parser.add_argument("--update", action="store_true", help="store the current values as the baseline")
+    parser.add_argument("--baseline", default=None, metavar="PATH",
+                        help="baseline JSON file (default: the one installed with the engine)")
 
 
 def run(args) -> int:
-    from emergence.validation.golden import compare_with_baseline, headline_numbers, write_baseline
+    from pathlib import Path
 
-    comparisons = compare_with_baseline(headline_numbers())
+    from emergence.validation.golden import (
+        BASELINE_PATH,
+        compare_with_baseline,
+        headline_numbers,
+        stale_entries,
+        write_baseline,
+    )
+
+    baseline_path = Path(args.baseline) if args.baseline else BASELINE_PATH
+    numbers = headline_numbers()
+    stale = stale_entries(numbers, baseline_path)
+    comparisons = compare_with_baseline(numbers, baseline_path)
     if args.update:
-        path = write_baseline(comparisons)
+        added = [c.name for c in comparisons if c.baseline is None]
+        changed = [c.name for c in comparisons if c.baseline is not None and not c.ok]
+        path = write_baseline(comparisons, baseline_path)
         print(f"stored {len(comparisons)} headline numbers in {path}")
+        for label, names in (("added", added), ("changed", changed), ("dropped (no longer computed)", stale)):
+            print(f"  {label}: {', '.join(names) if names else 'none'}")
         return 0
-    width = max([len(c.name) for c in comparisons] + [4])
+    width = max([len(c.name) for c in comparisons] + [len(name) for name in stale] + [4])
     print(f"{'name':<{width}}  {'baseline':>14}  {'current':>14}  {'drift':>9}  {'tol':>7}  status")
     for c in comparisons:
         baseline = "new" if c.baseline is None else f"{c.baseline:.8g}"
@@ -31,6 +50,10 @@ def run(args) -> int:
             f"{c.name:<{width}}  {baseline:>14}  {c.current:>14.8g}  "
             f"{c.relative_drift:>9.2e}  {c.rel_tol:>7.0e}  {status}"
         )
+    for name in stale:
+        print(f"{name:<{width}}  {'stored':>14}  {'—':>14}  {'—':>9}  {'—':>7}  STALE (no longer computed)")
     failures = [c for c in comparisons if not c.ok]
-    print(f"{len(comparisons) - len(failures)} of {len(comparisons)} headline numbers match the baseline")
-    return 1 if failures else 0
+    print(f"{len(comparisons) - len(failures)} of {len(comparisons) + len(stale)} baseline entries match"
+          + (f"; {len(stale)} stale (in the baseline but no longer computed: run `emergence check --update` "
+             "to drop them, or restore their source)" if stale else ""))
+    return 1 if failures or stale else 0

@@ -9,7 +9,6 @@ provenance.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics, corpus_config
 
@@ -18,11 +17,13 @@ HELP = "closed-form leading-term weights W_O, V_l, W_l, P_l after S gradient ste
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import NPZ_FORMATS, integer, output_file, positive_float
+
     add_corpus_arguments(parser)
-    parser.add_argument("--steps", type=int, required=True, metavar="S", help="number of gradient steps s")
-    parser.add_argument("--lr", type=float, required=True, metavar="ETA", help="learning rate eta")
-    parser.add_argument("--layers", type=int, required=True, metavar="L", help="number of attention layers")
-    parser.add_argument("--out", required=True, type=Path, help="output .npz file")
+    parser.add_argument("--steps", type=integer(0), required=True, metavar="S", help="number of gradient steps s")
+    parser.add_argument("--lr", type=positive_float, required=True, metavar="ETA", help="learning rate eta")
+    parser.add_argument("--layers", type=integer(1), required=True, metavar="L", help="number of attention layers")
+    parser.add_argument("--out", required=True, type=output_file(*NPZ_FORMATS), help="output .npz file")
 
 
 def run(args) -> int:
@@ -38,7 +39,14 @@ def run(args) -> int:
     )
 
     corpus, stats = corpus_and_statistics(args, include_interchangeability=False)
-    weights = predicted_weights(stats, args.steps, args.lr, args.layers)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, in one line
+        weights = predicted_weights(stats, args.steps, args.lr, args.layers)
+    overflowed = [name for name, value in weights.items() if not np.all(np.isfinite(value))]
+    if overflowed:
+        from emergence.theory.errors import DivergenceError
+
+        raise DivergenceError(f"the predicted {', '.join(overflowed)} overflow (not finite) at s={args.steps}, "
+                              f"eta={args.lr:g}; use a smaller --lr or --steps")
     V, T = corpus.vocabulary.size, corpus.context_length
     bounds = error_bounds(args.steps, args.lr, T, args.layers)
     limit = step_limit(args.lr, T, args.layers)

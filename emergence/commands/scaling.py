@@ -14,11 +14,14 @@ CLAIM_NAMES = ("softmax-first-order", "linear-second-order", "linear-crossover")
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import integer, output_file
+
     parser.add_argument("--claim", required=True, choices=CLAIM_NAMES)
     parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
-    parser.add_argument("--dps", type=int, default=50, help="decimal digits of the mpmath computation (default 50)")
+    parser.add_argument("--dps", type=integer(15, 1000), default=50,
+                        help="decimal digits of the mpmath computation, 15 to 1000 (default 50)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes only (softmax: L <= 4096)")
-    parser.add_argument("--json", help="write the result as JSON to PATH, or - for stdout")
+    parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
 
 
 def run(args) -> int:
@@ -26,9 +29,12 @@ def run(args) -> int:
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
     from emergence.theory.copy_head.conventions import Convention
 
+    from emergence.numerics.progress import heartbeat
+
     convention = Convention.parse(args.convention)
-    report = scaling_report(args.claim, convention, dps=args.dps, fast=args.quick,
-                            reference=derived_reference(args.claim, convention))
+    with heartbeat(f"scaling {args.claim}"):
+        report = scaling_report(args.claim, convention, dps=args.dps, fast=args.quick,
+                                reference=derived_reference(args.claim, convention))
     report["convention"] = convention.as_dict()
     report["provenance"] = provenance({k: v for k, v in vars(args).items() if k != "handler"}, seed=None)
     print(f"claim {report['claim']}: transition ~ {report['law']} "

@@ -16,63 +16,103 @@ DEFAULT_P_GRID = "geom:8:1024:8"
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, output_folder, positive_float, seed
+
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
     parser.add_argument("--objective", choices=("joint", "marginal"), default="joint",
                         help="joint: U(W_QK, W) over both weights (Adam: joint MAP); marginal: the theory's "
                              "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
-    parser.add_argument("--L", type=int, required=True, help="sequence length")
-    parser.add_argument("--V", type=int, required=True, help="vocabulary size")
-    parser.add_argument("--P-grid", default=DEFAULT_P_GRID,
+    parser.add_argument("--L", type=integer(2), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2), required=True, help="vocabulary size")
+    parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=P_grid,
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
-    parser.add_argument("--seeds", type=int, default=2, help="independent data sets per P (default 2)")
+    parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
-    parser.add_argument("--steps", type=int, default=2000, help="Adam steps (default 2000)")
-    parser.add_argument("--lr", type=float, default=0.05,
+    parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
+    parser.add_argument("--lr", type=positive_float, default=0.05,
                         help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
-    parser.add_argument("--burn-in", type=int, default=2000, help="SGLD burn-in steps (default 2000)")
-    parser.add_argument("--draws", type=int, default=50, help="SGLD draws per chain (default 50)")
-    parser.add_argument("--thin", type=int, default=20, help="SGLD steps between draws (default 20)")
-    parser.add_argument("--chains", type=int, default=2, help="SGLD chains per seed and start (default 2)")
+    parser.add_argument("--burn-in", type=integer(0), default=2000, help="SGLD burn-in steps (default 2000)")
+    parser.add_argument("--draws", type=integer(4), default=50, help="SGLD draws per chain (default 50)")
+    parser.add_argument("--thin", type=integer(1), default=20, help="SGLD steps between draws (default 20)")
+    parser.add_argument("--chains", type=integer(1), default=2, help="SGLD chains per seed and start (default 2)")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
-    parser.add_argument("--workers", type=int, default=None, help="local worker processes (CPU; default: CPU count)")
-    parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
-    parser.add_argument("--plot", default=None, help="write the plot to PATH (png, pdf, svg)")
+    parser.add_argument("--workers", type=integer(1), default=None, help="local worker processes (CPU; default: CPU count)")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), help="write the JSON report to PATH, or - for stdout")
+    parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), help="write the plot to PATH (png, pdf, svg)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="torch device (default: cuda when torch sees a GPU)")
-    parser.add_argument("--seed", type=int, default=0, help="base seed of data and initialisation")
-    parser.add_argument("--out", default=None, help="folder for resumable per-point results")
+    parser.add_argument("--seed", type=seed, default=0, help="base seed of data and initialisation")
+    parser.add_argument("--out", default=None, type=output_folder, help="folder for resumable per-point results")
 
 
 def parse_P_grid(text: str) -> list[int]:
-    """``"10,20,40"`` or ``"geom:LOW:HIGH:POINTS"`` (rounded, deduplicated) as sorted ints."""
+    """``"10,20,40"`` (whole numbers) or ``"geom:LOW:HIGH:POINTS"`` (rounded) as sorted, distinct ints.
+
+    Refuses (``EmergenceError``) non-numbers, nan, inf, fractions in a list (``8.5`` is not a
+    number of sequences), values below 1 and grids of fewer than two distinct points.
+    """
+    import math
+
     import numpy as np
 
     from emergence.theory.errors import EmergenceError
 
+    usage = "use 10,20,40 or geom:LOW:HIGH:POINTS"
     try:
         if text.startswith("geom:"):
             _, low, high, points = text.split(":")
-            values = np.geomspace(float(low), float(high), int(points))
+            low, high, count = float(low), float(high), int(points)
+            if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
+                raise EmergenceError(f"--P-grid {text!r}: need finite 1 <= LOW < HIGH")
+            values = [float(v) for v in np.geomspace(low, high, max(count, 0))]
         else:
             values = [float(item) for item in text.split(",") if item.strip()]
     except ValueError:
-        raise EmergenceError(f"cannot read --P-grid {text!r}; use 10,20,40 or geom:LOW:HIGH:POINTS") from None
+        raise EmergenceError(f"cannot read --P-grid {text!r}; {usage}") from None
+    for value in values:
+        if not math.isfinite(value):
+            raise EmergenceError(f"--P-grid {text!r}: {value} is not a finite number of sequences")
+        if value < 1:
+            raise EmergenceError(f"--P-grid {text!r}: numbers of sequences must be >= 1, got {value:g}")
+        if not text.startswith("geom:") and value != int(value):
+            raise EmergenceError(f"--P-grid {text!r}: {value:g} is not a whole number of sequences")
     grid = sorted({int(round(v)) for v in values})
-    if not grid or grid[0] < 1:
-        raise EmergenceError("--P-grid needs positive numbers of sequences")
+    if len(grid) < 2:
+        raise EmergenceError(f"--P-grid {text!r} has {len(grid)} distinct point(s); transitions need at least 2 ({usage})")
     return grid
+
+
+def P_grid(text: str) -> list[int]:
+    """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work)."""
+    import argparse
+
+    from emergence.theory.errors import EmergenceError
+
+    try:
+        return parse_P_grid(text)
+    except EmergenceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args) -> int:
     import json
+    import os
     import sys
     import tempfile
     from functools import partial
 
+    from emergence.numerics.limits import check_memory, copy_sweep_bytes
+
+    parallel = 1 if args.workers == 1 or args.device == "cuda" else min(args.workers or os.cpu_count() or 1, len(args.P_grid))
+    runs = args.seeds * 2 * (args.chains if args.optimizer == "sgld" else 1)
+    check_memory(copy_sweep_bytes(args.L, args.V, args.P_grid, runs, parallel, dtype_bytes=8 if args.dtype == "float64" else 4),
+                 f"validate copy-head at L={args.L}, V={args.V}, P up to {max(args.P_grid)} with {runs} models per "
+                 f"point on {parallel} worker(s)", "use a smaller --P-grid, --V, --L, --seeds or --workers")
+
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
+    from emergence.theory.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, measured_curves, verdict_lines
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, run_copy_point
@@ -80,13 +120,9 @@ def run(args) -> int:
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 
-    if args.L < 2 or args.V < 2:
-        raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={args.L}, V={args.V}")
-    if args.seeds < 1 or args.steps < 1 or args.chains < 1 or args.draws < 4 or args.thin < 1:
-        raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
     device = resolve_device(args.device)
     convention = CopyTaskConvention.parse(args.convention, attention=args.attention)
-    grid = parse_P_grid(args.P_grid)
+    grid = args.P_grid
     configs = [
         point_config(
             args.attention, args.optimizer, args.L, args.V, P, args.seeds, convention, seed=args.seed,
@@ -102,6 +138,11 @@ def run(args) -> int:
     else:
         executor = LocalProcessExecutor(args.workers)
     out = args.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
+    if not args.out:
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, out, True)  # a temporary folder never outlives the process
     results = run_sweep(partial(run_copy_point, device=device), configs, out, executor=executor,
                         description=f"copy-head {args.attention} {args.optimizer}")
     measured = measured_curves(args.attention, args.optimizer, grid, results)
@@ -117,7 +158,7 @@ def run(args) -> int:
         "prediction_note": prediction_note,
         "measured": measured,
         "agreement": agreement(args.attention, measured, predicted),
-        "results_folder": str(out),
+        "results_folder": str(args.out) if args.out else None,
         "provenance": provenance(json.loads(to_json_text(configs[0])) | {"P_grid": grid, "device": device}, args.seed),
     }
     if args.plot:

@@ -16,23 +16,25 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float, seed
+
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
                              "or 'markov' (a seeded random Markov chain)")
-    parser.add_argument("--layers", type=int, default=2, metavar="L", help="attention layers (default 2)")
-    parser.add_argument("--lr", type=float, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
-    parser.add_argument("--epochs", type=int, default=20, metavar="N", help="epochs (default 20)")
-    parser.add_argument("--vocab", type=int, default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
-    parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
-    parser.add_argument("--max-sequences", type=int, default=64, metavar="N", help="training windows used (default 64)")
-    parser.add_argument("--batch-size", type=int, default=None, metavar="B", help="SGD batch (default: full batch)")
+    parser.add_argument("--layers", type=integer(1), default=2, metavar="L", help="attention layers (default 2)")
+    parser.add_argument("--lr", type=positive_float, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
+    parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
+    parser.add_argument("--vocab", type=integer(2), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
+    parser.add_argument("--T", type=integer(1), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
+    parser.add_argument("--max-sequences", type=integer(1), default=64, metavar="N", help="training windows used (default 64)")
+    parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"))
     parser.add_argument("--windows", default="all", choices=("first", "all"))
     parser.add_argument("--oov", default="unk", choices=("drop", "unk"))
     parser.add_argument("--device", default=None, choices=("cpu", "cuda"), help="default: cuda when torch sees a GPU")
-    parser.add_argument("--seed", type=int, default=0, help="seed of corpus sampling and shuffling (default 0)")
-    parser.add_argument("--json", default=None, metavar="PATH|-", help="write the full result as JSON")
-    parser.add_argument("--plot", default=None, metavar="PATH", help="plot cosines against epoch")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of corpus sampling and shuffling (default 0)")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), metavar="PATH|-", help="write the full result as JSON")
+    parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), metavar="PATH", help="plot cosines against epoch")
 
 
 def _format(value) -> str:
@@ -62,9 +64,9 @@ def run(args) -> int:
         seed=args.seed,
         device=resolve_device(args.device),
     )
-    from tqdm import tqdm
+    from emergence.numerics.progress import progress as progress_bar
 
-    with tqdm(total=config.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
+    with progress_bar(config.epochs, "epochs", unit="epoch") as bar:
 
         def progress(done: int, total: int, loss: float) -> None:
             bar.set_postfix(loss=f"{loss:.4f}")

@@ -99,6 +99,10 @@ def corpus_documents(source: str | Path, seed: int = 0, stories: int = DEFAULT_S
     return read_documents(source)
 
 
+class CorpusTooShortError(EmergenceError):
+    """No document gives a single window of T + 1 tokens under the chosen settings."""
+
+
 def token_windows(encoded: Sequence[int], context_length: int, windows: str) -> list[Sequence[int]]:
     """Windows of ``context_length + 1`` tokens: the first one, or all non-overlapping ones."""
     width = context_length + 1
@@ -143,10 +147,14 @@ def build_corpus(
         used += bool(found)
         rows.extend(found)
     if not rows:
-        raise EmergenceError(
+        raise CorpusTooShortError(
             f"nothing left after filtering: no document of {len(documents)} gives a window of "
-            f"T+1={context_length + 1} tokens under --oov {oov} with K={vocabulary.size} "
-            "(try --oov unk, --windows all, a smaller --T or a larger --vocab)"
+            f"T+1={context_length + 1} tokens (oov={oov}, windows={windows}, K={vocabulary.size} tokens); "
+            "it needs longer documents" + "".join(
+                f", or {remedy}" for remedy, applies in (
+                    ("mapping unknown tokens to <unk> (oov=unk)", oov == "drop"),
+                    ("a larger vocabulary", vocab_size is not None),
+                    ("a smaller T", context_length > 1)) if applies)
         )
     return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents))
 
