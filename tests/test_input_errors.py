@@ -56,10 +56,10 @@ def test_seeds_out_of_range(capsys, arguments, fragment):
 
 @pytest.mark.parametrize("arguments, fragment", [
     (COPY_HEAD + ["--workers", "0"], "--workers: must be an integer >= 1, got 0"),
-    (COPY_HEAD + ["--L", "1"], "--L: must be an integer >= 2"),
+    (COPY_HEAD + ["--L", "1"], "--L: L must be an integer >= 2"),
     (COPY_HEAD + ["--draws", "2"], "--draws"),
     (["validate", "leading-terms", "--batch-size", "0"], "--batch-size"),
-    (["validate", "leading-terms", "--lr", "nan"], "--lr: must be a finite number"),
+    (["validate", "leading-terms", "--lr", "nan"], "--lr: learning rate must be a finite number"),
     (["phase-diagram", "--attention", "linear", "--L", "8", "--V", "4", "--points", "10000000000"], "--points"),
     (["phase-diagram", "--attention", "linear", "--L", "8", "--V", "4", "--P-max", "inf"], "--P-max"),
     (["scaling", "--claim", "linear-second-order", "--dps", "100000"], "--dps"),
@@ -100,7 +100,7 @@ def test_infinite_results_are_refused_not_written(capsys, tmp_path):
                      "--out", str(tmp_path / "w.npz")], "overflow")
     assert not (tmp_path / "w.npz").exists()
     refused(capsys, ["predict-weights", "synthetic", "--steps", "10", "--lr", "inf", "--layers", "2",
-                     "--out", str(tmp_path / "w.npz")], "--lr: must be a finite number")
+                     "--out", str(tmp_path / "w.npz")], "--lr: learning rate must be a finite number")
 
 
 @pytest.mark.parametrize("arguments, fragment", [

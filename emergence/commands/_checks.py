@@ -9,7 +9,7 @@ and exits with status 2 before any work starts.  Checks that need several option
 8
 >>> positive_float("1e308")
 1e+308
->>> output_file(".json")("-")
+>>> output_file(".json", stdout=True)("-")
 '-'
 """
 
@@ -34,14 +34,21 @@ def _fail(message: str):
     raise argparse.ArgumentTypeError(message)
 
 
-def integer(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+def integer(low: int | None = None, high: int | None = None, what: str = "") -> Callable[[str], int]:
     """An integer in ``[low, high]``; ``8.5``, ``nan`` or ``1e3`` are refused, not rounded.
+
+    ``what`` names the quantity in the message.
 
     >>> integer(1)("0")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: must be an integer >= 1, got 0
+    argparse.ArgumentTypeError: must be an integer >= 1, got 0 (out of range)
+    >>> integer(1, what="sequence length T")("x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: sequence length T must be a whole number >= 1, got 'x'
     """
+    prefix = f"{what} " if what else ""
     bounds = " and ".join(part for part in (f">= {low}" if low is not None else "",
                                             f"<= {high}" if high is not None else "") if part)
 
@@ -49,9 +56,9 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str], 
         try:
             value = int(text.strip())
         except ValueError:
-            _fail(f"must be a whole number{' ' + bounds if bounds else ''}, got {text!r}")
+            _fail(f"{prefix}must be a whole number{' ' + bounds if bounds else ''}, got {text!r}")
         if (low is not None and value < low) or (high is not None and value > high):
-            _fail(f"must be an integer {bounds}, got {value}")
+            _fail(f"{prefix}must be an integer {bounds}, got {value} (out of range)")
         return value
 
     parse.__name__ = "integer"
@@ -62,20 +69,22 @@ seed = integer(0, SEED_LIMIT - 1)
 seed.__name__ = "seed"
 
 
-def finite_float(low: float | None = None, high: float | None = None, open_low: bool = False) -> Callable[[str], float]:
+def finite_float(low: float | None = None, high: float | None = None, open_low: bool = False,
+                 what: str = "") -> Callable[[str], float]:
     """A finite number in ``[low, high]`` (``(low, high]`` with ``open_low``); nan and inf are refused."""
+    prefix = f"{what} " if what else ""
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
-            _fail(f"must be a number, got {text!r}")
+            _fail(f"{prefix}must be a number, got {text!r}")
         if not math.isfinite(value):
-            _fail(f"must be a finite number, got {text!r}")
+            _fail(f"{prefix}must be a finite number, got {text!r}")
         if low is not None and (value < low or (open_low and value == low)):
-            _fail(f"must be {'>' if open_low else '>='} {low:g}, got {value:g}")
+            _fail(f"{prefix}must be {'>' if open_low else '>='} {low:g}, got {value:g} (out of range)")
         if high is not None and value > high:
-            _fail(f"must be <= {high:g}, got {value:g}")
+            _fail(f"{prefix}must be <= {high:g}, got {value:g} (out of range)")
         return value
 
     parse.__name__ = "number"
@@ -84,6 +93,8 @@ def finite_float(low: float | None = None, high: float | None = None, open_low: 
 
 positive_float = finite_float(0.0, open_low=True)
 positive_float.__name__ = "positive number"
+learning_rate = finite_float(0.0, open_low=True, what="learning rate")
+learning_rate.__name__ = "learning rate"
 
 
 def output_file(*suffixes: str, stdout: bool = False) -> Callable[[str], str]:

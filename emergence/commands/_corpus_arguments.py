@@ -12,9 +12,9 @@ def add_corpus_arguments(parser) -> None:
     parser.add_argument("corpus", help="UTF-8 text file (documents split on blank lines or <|endoftext|>), or 'synthetic'")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"),
                         help="natural: lowercase letter runs + single other characters (default); whitespace: split on whitespace")
-    parser.add_argument("--vocab", type=integer(2), default=None, metavar="K",
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K",
                         help="keep the K most frequent tokens (default: all, at most 500)")
-    parser.add_argument("--T", type=integer(1), default=64, dest="context_length", metavar="N",
+    parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N",
                         help="sequence length T; windows have T+1 tokens (default 64)")
     parser.add_argument("--windows", default="all", choices=("first", "all"),
                         help="first T+1 tokens of each document, or all non-overlapping windows (default)")

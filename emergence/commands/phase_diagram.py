@@ -18,8 +18,8 @@ def add_arguments(parser):
     from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
 
     parser.add_argument("--attention", required=True, choices=("linear", "softmax"))
-    parser.add_argument("--L", type=integer(2), required=True, help="sequence length")
-    parser.add_argument("--V", type=integer(2), required=True, help="vocabulary size")
+    parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-min", dest="P_min", type=positive_float, default=1.0, help="smallest P (default 1)")
     parser.add_argument("--P-max", dest="P_max", type=positive_float, default=1e8, help="largest P (default 1e8)")
     parser.add_argument("--points", type=integer(8, MAX_POINTS), default=400,

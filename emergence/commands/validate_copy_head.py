@@ -16,21 +16,21 @@ DEFAULT_P_GRID = "geom:8:1024:8"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, output_folder, positive_float, seed
+    from emergence.commands._checks import PLOT_FORMATS, integer, learning_rate, output_file, output_folder, seed
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
     parser.add_argument("--objective", choices=("joint", "marginal"), default="joint",
                         help="joint: U(W_QK, W) over both weights (Adam: joint MAP); marginal: the theory's "
                              "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
-    parser.add_argument("--L", type=integer(2), required=True, help="sequence length")
-    parser.add_argument("--V", type=integer(2), required=True, help="vocabulary size")
+    parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=P_grid,
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
-    parser.add_argument("--lr", type=positive_float, default=0.05,
+    parser.add_argument("--lr", type=learning_rate, default=0.05,
                         help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
     parser.add_argument("--burn-in", type=integer(0), default=2000, help="SGLD burn-in steps (default 2000)")
     parser.add_argument("--draws", type=integer(4), default=50, help="SGLD draws per chain (default 50)")

@@ -16,16 +16,16 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float, seed
+    from emergence.commands._checks import PLOT_FORMATS, integer, learning_rate, output_file, seed
 
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
                              "or 'markov' (a seeded random Markov chain)")
     parser.add_argument("--layers", type=integer(1), default=2, metavar="L", help="attention layers (default 2)")
-    parser.add_argument("--lr", type=positive_float, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
+    parser.add_argument("--lr", type=learning_rate, default=0.002, metavar="ETA", help="learning rate (default 0.002)")
     parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
-    parser.add_argument("--vocab", type=integer(2), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
-    parser.add_argument("--T", type=integer(1), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
+    parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
     parser.add_argument("--max-sequences", type=integer(1), default=64, metavar="N", help="training windows used (default 64)")
     parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"))
