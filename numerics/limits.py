@@ -50,25 +50,22 @@ def parse_bytes(text: str) -> float:
     return value
 
 
-def available_memory() -> float:
-    """Bytes the system reports available (``MemAvailable``), else the physical memory."""
+def available_memory_bytes() -> int:
+    """Memory available to this process now (``MemAvailable`` on Linux, else physical memory)."""
     try:
         with open("/proc/meminfo", encoding="ascii") as handle:
             for line in handle:
                 if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
+                    return int(line.split()[1]) * 1024
     except OSError:
         pass
-    try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return float(2**34)
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def memory_budget() -> float:
     """Bytes one command may plan to use (see the module docstring)."""
     configured = os.environ.get("EMERGENCE_MEMORY_BUDGET")
-    return parse_bytes(configured) if configured else 0.8 * available_memory()
+    return parse_bytes(configured) if configured else 0.8 * available_memory_bytes()
 
 
 def format_bytes(value: float) -> str:
