@@ -104,6 +104,7 @@ def test_infinite_results_are_refused_not_written(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("arguments, fragment", [
+    (["--P-grid", "100000000"], "P up to 100000000"),
     (["--P-grid", "8,100000000"], "P up to 100000000"),
     (["--V", "1000000", "--P-grid", "8,16"], "V=1000000"),
     (["--L", "100000", "--P-grid", "8,16"], "L=100000"),

@@ -47,11 +47,11 @@ def add_arguments(parser):
     parser.add_argument("--out", default=None, type=output_folder, help="folder for resumable per-point results")
 
 
-def parse_P_grid(text: str) -> list[int]:
+def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
     """``"10,20,40"`` (whole numbers) or ``"geom:LOW:HIGH:POINTS"`` (rounded) as sorted, distinct ints.
 
     Refuses (``EmergenceError``) non-numbers, nan, inf, fractions in a list (``8.5`` is not a
-    number of sequences), values below 1 and grids of fewer than two distinct points.
+    number of sequences), values below 1 and grids of fewer than ``minimum_points`` distinct points.
     """
     import math
 
@@ -79,19 +79,23 @@ def parse_P_grid(text: str) -> list[int]:
         if not text.startswith("geom:") and value != int(value):
             raise EmergenceError(f"--P-grid {text!r}: {value:g} is not a whole number of sequences")
     grid = sorted({int(round(v)) for v in values})
-    if len(grid) < 2:
+    if len(grid) < minimum_points:
         raise EmergenceError(f"--P-grid {text!r} has {len(grid)} distinct point(s); transitions need at least 2 ({usage})")
     return grid
 
 
 def P_grid(text: str) -> list[int]:
-    """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work)."""
+    """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work).
+
+    A one-point grid passes here so that the memory estimate speaks first about a huge point;
+    ``run`` refuses it right after.
+    """
     import argparse
 
     from emergence.theory.errors import EmergenceError
 
     try:
-        return parse_P_grid(text)
+        return parse_P_grid(text, minimum_points=1)
     except EmergenceError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -110,6 +114,7 @@ def run(args) -> int:
     check_memory(copy_sweep_bytes(args.L, args.V, args.P_grid, runs, parallel, dtype_bytes=8 if args.dtype == "float64" else 4),
                  f"validate copy-head at L={args.L}, V={args.V}, P up to {max(args.P_grid)} with {runs} models per "
                  f"point on {parallel} worker(s)", "use a smaller --P-grid, --V, --L, --seeds or --workers")
+    parse_P_grid(",".join(map(str, args.P_grid)))  # at least two points
 
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
     from emergence.theory.errors import EmergenceError
