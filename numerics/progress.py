@@ -62,7 +62,8 @@ class LogProgress:
 
     def close(self) -> None:
         if time.monotonic() - self.started >= LOG_INTERVAL:
-            _log.info(self._line() + " (finished)")
+            done = self.total is not None and self.n >= self.total
+            _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
 
     def __enter__(self):
         return self
