@@ -191,9 +191,19 @@ def predict_weights(stats, steps: int, lr: float, layers: int):
     )
     from emergence.records import LeadingWeights
 
+    import numpy as np
+
+    from emergence.theory.errors import DivergenceError
+
     V, T = len(stats.tokens), stats.T
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, in one line
+        weights = predicted_weights(stats.statistics, steps, lr, layers)
+    overflowed = [name for name, value in weights.items() if not np.all(np.isfinite(value))]
+    if overflowed:
+        raise DivergenceError(f"the predicted {', '.join(overflowed)} overflow (not finite) at s={steps}, "
+                              f"eta={lr:g}; use a smaller learning rate or fewer steps")
     return LeadingWeights(
-        weights=predicted_weights(stats.statistics, steps, lr, layers),
+        weights=weights,
         bounds={name: float(value) for name, value in error_bounds(steps, lr, T, layers).items()},
         step_limit=float(step_limit(lr, T, layers)), steps_within_limit=within_step_window(steps, lr, T, layers),
         size_conditions=size_conditions(V, T, layers), steps=steps, lr=lr, layers=layers, tokens=stats.tokens,

@@ -10,6 +10,7 @@ installed: the line names the extra that installs it (:data:`OPTIONAL_EXTRAS`).
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from emergence import __version__
@@ -20,8 +21,19 @@ OPTIONAL_EXTRAS = {"torch": "train", "matplotlib": "plot", "hypothesis": "testin
 """Optional framework -> the extra of ``pyproject.toml`` that installs it."""
 
 
+class UsageError(EmergenceError):
+    """A command line that argparse refused (unknown option, bad value); reported in one line, exit 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose refusals are one line (``emergence: error: ...``), not usage plus error."""
+
+    def error(self, message: str):
+        raise UsageError(f"{self.prog.removeprefix('emergence ')}: {message}" if self.prog != "emergence" else message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="emergence",
         description="Symbolic-numeric theory engine for how attention learns.",
     )
@@ -33,9 +45,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class ConsoleHandler(logging.Handler):
+    """Notes of the engine (logger ``emergence``) as ``emergence: note: ...`` lines on stderr, written
+    through ``tqdm.write`` so that they never garble a progress bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        tqdm.write(f"emergence: note: {record.getMessage()}", file=sys.stderr)
+
+
+def _console_logging() -> None:
+    logger = logging.getLogger("emergence")
+    if not any(isinstance(handler, ConsoleHandler) for handler in logger.handlers):
+        logger.addHandler(ConsoleHandler())
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> int:
+    _console_logging()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as error:
+        print(f"emergence: error: {error}", file=sys.stderr)
+        return 2
     if not hasattr(args, "handler"):
         parser.print_help()
         return 2
@@ -55,5 +90,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"emergence: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("emergence: interrupted; finished parts are kept and reused on the next run", file=sys.stderr)
+        print(f"emergence: interrupted; {_what_was_kept(args)}", file=sys.stderr)
+        if argv is None:  # the command line itself, not a caller in this process: leave now
+            _exit_now(130)
         return 130
+
+
+def _exit_now(status: int) -> None:
+    """Run the exit handlers (temporary folders), flush, and skip the interpreter's slow teardown of
+    torch and SymPy (seconds on a loaded machine), so that Ctrl-C stops the command at once."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _what_was_kept(args) -> str:
+    """The interrupted command's resumable output, if it has one."""
+    out = getattr(args, "out", None)
+    if out is not None and args.command in ("demo", "validate"):
+        return f"finished steps are kept in {out} and reused when the same command is run again"
+    return "nothing was written" + (" (use --out DIR to keep finished points)" if args.command == "validate" else "")

@@ -40,6 +40,7 @@ class CopyExperiment:
     seeds: int = 2
     convention: str = ""
     adam_steps: int = 2000
+    adam_lr: float = 0.05
     sgld_burn_in: int = 2000
     sgld_draws: int = 50
     sgld_thin: int = 20
@@ -61,6 +62,22 @@ class CopyExperiment:
             raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
         if not self.P or min(self.P) < 1:
             raise InvalidSizeError("the P grid needs positive numbers of sequences")
+        self.check_memory()
+        if len(set(self.P)) < 2:
+            raise InvalidSizeError(f"the P grid {list(self.P)} has one point; transitions need at least 2")
+
+    def check_memory(self) -> None:
+        """Refuse, in one line with the estimate, a sweep whose models would not fit in memory."""
+        import os
+
+        from emergence.numerics.limits import check_memory, copy_sweep_bytes
+
+        parallel = 1 if self.workers == 1 or self.device == "cuda" else min(self.workers or os.cpu_count() or 1, len(self.P))
+        runs = self.seeds * 2 * (self.chains if self.optimizer == "sgld" else 1)
+        check_memory(copy_sweep_bytes(self.L, self.V, list(self.P), runs, parallel,
+                                      dtype_bytes=8 if self.dtype == "float64" else 4),
+                     f"validate copy-head at L={self.L}, V={self.V}, P up to {max(self.P)} with {runs} models per "
+                     f"point on {parallel} worker(s)", "use a smaller --P-grid, --V, --L, --seeds or --workers")
 
     def theory_grid(self):
         import numpy as np
@@ -87,7 +104,7 @@ def run_copy_experiment(config: CopyExperiment):
     convention = CopyTaskConvention.parse(config.convention, attention=config.attention)
     grid = sorted(int(P) for P in config.P)
     settings = {key: getattr(config, key) for key in
-                ("adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
+                ("adam_steps", "adam_lr", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
     points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
                            seed=config.seed, **settings) for P in grid]
     if device == "cuda":
@@ -97,6 +114,11 @@ def run_copy_experiment(config: CopyExperiment):
     else:
         executor = LocalProcessExecutor(config.workers)
     out = config.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
+    if not config.out:
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, out, True)  # a temporary folder never outlives the process
     results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
                         progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}")
     measured = measured_curves(config.attention, config.optimizer, grid, results)
@@ -110,6 +132,6 @@ def run_copy_experiment(config: CopyExperiment):
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
                   if k not in ("out", "progress", "workers")},
         predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
-        prediction_note=note, results_folder=str(out),
+        prediction_note=note, results_folder=config.out,
         provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),
     )

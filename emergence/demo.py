@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from emergence.report import Section, write_report
-from emergence.numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+from emergence.numerics.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 
 ENGINE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
 
@@ -77,8 +77,8 @@ def run_step(step: DemoStep, context: DemoContext) -> tuple[Section, bool]:
     """The step's section, reused from ``OUT/steps`` when its configuration matches; (section, reused)."""
     stored = context.out / "steps" / f"{step.key}.json"
     configuration = as_stored(step.configuration(context))
-    if stored.exists():
-        record = read_json(stored)
+    record = read_stored_result(stored) if stored.exists() else None
+    if isinstance(record, dict) and "section" in record:
         figures_present = all((context.out / f).exists() for f in record["section"]["figures"])
         if record.get("config") == configuration and figures_present:
             return Section.from_record(record["section"]), True
@@ -116,18 +116,22 @@ def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | N
     ensure_writable_directory(context.out)
     sections, timings = [], {}
     iterator = progress(steps) if progress else steps
-    for step in iterator:
-        if hasattr(iterator, "set_description"):
-            iterator.set_description(step.title)
-        started = time.perf_counter()
-        section, reused = run_step(step, context)
-        seconds = time.perf_counter() - started
-        timings[step.key] = {"seconds": seconds, "reused": reused}
-        if log is not None:
-            log(f"{step.title}: {'reused' if reused else 'done'} in {seconds:.1f} s")
-            if section.comparison:
-                log(f"  {section.comparison}")
-        sections.append(section)
+    try:
+        for step in iterator:
+            if hasattr(iterator, "set_description"):
+                iterator.set_description(step.title)
+            started = time.perf_counter()
+            section, reused = run_step(step, context)
+            seconds = time.perf_counter() - started
+            timings[step.key] = {"seconds": seconds, "reused": reused}
+            if log is not None:
+                log(f"{step.title}: {'reused' if reused else 'done'} in {seconds:.1f} s")
+                if section.comparison:
+                    log(f"  {section.comparison}")
+            sections.append(section)
+    finally:
+        if hasattr(iterator, "close"):
+            iterator.close()
     record = provenance(context.config(), context.seed)
     record["step_timings"] = timings
     return write_report(context.out, "emergence: demo report", PREAMBLE, sections, record)

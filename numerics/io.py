@@ -14,6 +14,7 @@ leaves the previous complete version in place.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import sys
@@ -99,9 +100,31 @@ def write_npz_atomic(path: str | os.PathLike, **arrays) -> Path:
     return Path(path)
 
 
+class CorruptFileError(EmergenceError):
+    """A stored result file that cannot be read back (truncated, not JSON, not UTF-8)."""
+
+
 def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file written by :func:`write_json_atomic`."""
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a JSON file written by :func:`write_json_atomic`; :class:`CorruptFileError` names a corrupt one."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CorruptFileError(
+            f"{path} is corrupt ({type(error).__name__}: {str(error).splitlines()[0]}); delete it and run again"
+        ) from None
+
+
+def read_stored_result(path: str | os.PathLike) -> Any | None:
+    """A resumable result file's content, or ``None`` when it is corrupt: then it is renamed to
+    ``<name>.corrupt`` (kept for inspection) with a logged note, so that the caller recomputes it.
+    """
+    try:
+        return read_json(path)
+    except CorruptFileError as error:
+        aside = Path(path).with_name(Path(path).name + ".corrupt")
+        os.replace(path, aside)
+        logging.getLogger("emergence").warning(f"{error}: moved aside to {aside.name} and recomputed")
+        return None
 
 
 def package_versions() -> dict[str, str]:

@@ -18,7 +18,10 @@ with the orthonormal basis :math:`J/L` and :math:`(S - J/L)/\sqrt{L-1}` it is
 .. math::
     \text{coverage} = \frac{n_J^2 + (m - n_J)^2/(L-1)}{\|A\|_F^2}
 
-(0 for :math:`A = 0`).  Everything is batched over leading axes, ``(..., L, L) -> (...)``,
+(0 for :math:`A = 0`).  Every quantity is computed from :math:`\hat A = A/s` with
+:math:`s = \max_{\ell\ell'} |A_{\ell\ell'}|` and scaled back (:math:`n_J = s\,\hat n_J`,
+:math:`m = s\,\hat m`; the coverage is scale-invariant), so squares neither underflow nor
+overflow for any finite magnitude (:mod:`emergence.numerics.magnitude`).  Everything is batched over leading axes, ``(..., L, L) -> (...)``,
 and uses only methods that NumPy, CuPy and torch arrays share (``sum``, ``diagonal``,
 slicing), so a torch tensor stays on its device and keeps its autograd graph.  ``L >= 2``
 is required (for ``L = 1``, :math:`J = S` and the split is undefined).
@@ -39,6 +42,7 @@ from typing import Any
 
 import numpy
 
+from emergence.numerics.magnitude import safe_scale
 from emergence.theory.errors import InvalidSizeError
 
 
@@ -97,13 +101,15 @@ def copy_order_parameters(A) -> CopyOrderParameters:
     L = A.shape[-1]
     if L < 2:
         raise InvalidSizeError("order parameters need L >= 2 (for L = 1 the shift equals J)")
-    n_J = A.sum(-1).sum(-1) / L
-    m = shift_overlap(A)
-    cG = (m - n_J) / (L - 1)
-    c1 = n_J - cG
-    norm2 = (A * A).sum(-1).sum(-1)
-    explained = n_J * n_J + (m - n_J) * (m - n_J) / (L - 1)
+    scale = safe_scale(A)
+    unit = A / scale[..., None, None]
+    unit_n_J = unit.sum(-1).sum(-1) / L
+    unit_m = shift_overlap(unit)
+    norm2 = (unit * unit).sum(-1).sum(-1)
+    explained = unit_n_J * unit_n_J + (unit_m - unit_n_J) * (unit_m - unit_n_J) / (L - 1)
     coverage = explained / (norm2 + (norm2 == 0))
+    unit_cG = (unit_m - unit_n_J) / (L - 1)
+    n_J, m, cG, c1 = (scale * x for x in (unit_n_J, unit_m, unit_cG, unit_n_J - unit_cG))
     return CopyOrderParameters(c1=c1, cG=cG, n_J=n_J, m=m, aG=m / L, a1=1 - cG, coverage=coverage)
 
 

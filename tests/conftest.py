@@ -3,10 +3,17 @@
 Profiles: ``dev`` (the default locally), ``ci`` (Hypothesis' own, loaded automatically
 when ``CI`` is set: derandomised, no deadline, no database) and ``thorough`` for long
 runs (``HYPOTHESIS_PROFILE=thorough pytest``).
+
+No profile keeps an example database, and Hypothesis' other caches go to the system temp
+directory (or ``HYPOTHESIS_STORAGE_DIRECTORY``), so nothing is written into the checkout and a
+run never replays an example found by an earlier one: every run draws afresh.  A
+counterexample that was found is pinned with ``@example`` in its test.
 """
 
 import os
 import random
+import tempfile
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -14,12 +21,16 @@ import pytest
 import sympy
 import torch
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
-settings.register_profile("dev", max_examples=25, deadline=None)
+if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "emergence-hypothesis")
+settings.register_profile("dev", max_examples=25, deadline=None, database=None)
 settings.register_profile(
     "thorough",
     max_examples=500,
     deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 if "HYPOTHESIS_PROFILE" in os.environ:

@@ -98,3 +98,52 @@ def test_an_interrupted_demo_recomputes_only_the_missing_step(quick_demo, capsys
     assert "associations: done" in out
     for title in STEP_TITLES[:-1]:
         assert f"{title}: reused" in out
+
+
+def test_no_sampler_agrees_with_a_missing_transition_and_the_report_says_why(quick_demo):
+    """The quick demo's own copy-task verdicts: a missing, unexpected or unresolved transition never agrees."""
+    results = json.loads((quick_demo / "results.json").read_text())
+    section = results["sections"]["copy_task"]
+    report = (quick_demo / "report.md").read_text()
+    for experiment in section["data"]["experiments"]:
+        for optimizer, sampler in (("adam", "Adam"), ("sgld", "SGLD")):
+            verdict = experiment["agreement"][optimizer]
+            statuses = {v["status"] for v in verdict["transitions"].values()}
+            if statuses & {"missing", "unexpected", "unresolved", "outside"} or verdict["converged_points"] < 2:
+                assert verdict["passes"] is False
+                assert f"{sampler} does not agree ({verdict['reasons'][0]}" in report
+
+
+def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_path):
+    """A sampler whose P1 was not measured fails, and the comparison line names the missing transition."""
+    import emergence.demo_steps as demo_steps
+    from emergence.demo import DemoContext
+    from emergence.validation.copy_task.analysis import agreement, measured_curves
+
+    P = [8, 16, 32, 64]
+    predicted = {"P": P, "c1": [0.0, 0.3, 0.5, 0.5], "cG": [0.0, 0.0, 0.2, 0.6], "loss": [1.0] * 4,
+                 "transitions": {"P1": 12.0, "crossover": 45.0}}
+
+    def point(c1, cG):
+        seed = {"global_start": "uniform", "uniform": {"converged": True}, "copy": {"converged": True}}
+        return {"c1_mean": c1, "cG_mean": cG, "aG_mean": cG, "coverage_mean": 1.0, "test_loss_mean": 1.0,
+                "c1_std": 0.0, "cG_std": 0.0, "aG_std": 0.0, "coverage_std": 0.0, "test_loss_std": 0.0,
+                "c1_uniform_mean": c1, "c1_copy_mean": c1, "cG_uniform_mean": cG, "cG_copy_mean": cG,
+                "per_seed": [seed], "converged_fraction": 1.0, "all_converged_fraction": 1.0,
+                "metastable_fraction": 0.0, "bistable_fraction": 0.0, "aG_uniform_mean": cG, "aG_copy_mean": cG}
+
+    good = [point(c1, cG) for c1, cG in zip(predicted["c1"], predicted["cG"])]
+    flat = [point(0.0, cG) for cG in predicted["cG"]]  # c1 never rises: P1 is missing
+    measured = {"adam": measured_curves("linear", "adam", P, good), "sgld": measured_curves("linear", "sgld", P, flat)}
+    experiment = {"attention": "linear", "L": 8, "V": 4, "predicted": predicted, "measured": measured,
+                  "agreement": {o: agreement("linear", measured[o], predicted) for o in measured},
+                  "settings": {"P": P, "seeds": 1, "objective": "marginal", "adam_steps": 1, "sgld_burn_in": 1,
+                               "sgld_draws": 4, "sgld_thin": 1, "chains": 1}}
+    monkeypatch.setattr(demo_steps, "mode", lambda context: {"copy_task": [experiment]})
+    monkeypatch.setattr(demo_steps, "_copy_task_experiment", lambda e, context: e)
+    monkeypatch.setattr(demo_steps, "draw_plots", lambda plots, out: None)
+    section = demo_steps.copy_task_step(DemoContext(tmp_path, True, 0, None))
+    assert "Adam agrees" in section.comparison
+    assert "SGLD does not agree (P1 predicted 12, measured —" in section.comparison
+    assert "predicted inside the converged grid but not measured" in section.comparison
+    assert "SGLD passes: False (P1 predicted 12" in section.body

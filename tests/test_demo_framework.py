@@ -64,3 +64,18 @@ def test_corpus_identity_follows_the_file_content(tmp_path):
     corpus.write_text("another story\n")
     assert DemoContext(tmp_path, quick=True, seed=0, corpus=corpus).corpus_identity() != first
     assert DemoContext(tmp_path, quick=True, seed=2, corpus=None).corpus_identity() == {"corpus": "synthetic", "seed": 2}
+
+
+def test_a_truncated_step_file_is_set_aside_and_recomputed(tmp_path, caplog):
+    calls = []
+    step = counting_step(calls)
+    context = DemoContext(tmp_path, quick=True, seed=0, corpus=None)
+    run_step(step, context)
+    stored = tmp_path / "steps" / "curve.json"
+    stored.write_text(stored.read_text()[:25])  # truncated by a crash or a full disk
+    with caplog.at_level("WARNING", logger="emergence"):
+        section, reused = run_step(step, context)
+    assert not reused and section.data == {"value": 1.5} and len(calls) == 2
+    assert (tmp_path / "steps" / "curve.json.corrupt").exists()
+    assert any("curve.json is corrupt" in record.getMessage() for record in caplog.records)
+    assert run_step(step, context)[1] is True

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -47,6 +47,8 @@ def test_pure_copy_and_uniform_pooling(L):
 
 
 @given(sizes.flatmap(lambda L: matrices(L, (3,))))
+@example(np.full((3, 3, 3), 5.64195638e-159))  # squared norms underflowed: coverage 1.0000000172
+@example(np.full((1, 3, 3), 1e-200))  # ... and 0.0
 def test_residual_is_orthogonal_to_J_and_S(A):
     L = A.shape[-1]
     residual = A - symmetric_part(A)
@@ -77,6 +79,32 @@ def test_softmax_rows_satisfy_sum_rule_in_torch(L, batch, scale):
     previous = torch.stack([A[:, i, (i - 1) % L] for i in range(L)], dim=-1).mean(-1)
     torch.testing.assert_close(order.aG, previous)
     assert torch.all((order.coverage >= 0) & (order.coverage <= 1 + 1e-12))
+
+
+@given(
+    sizes.flatmap(lambda L: matrices(L, (2,))),
+    st.floats(-300, 300).filter(lambda e: e != 0),
+)
+@example(np.full((2, 3, 3), 1.0), np.log10(5.64195638e-159))
+@example(np.full((2, 3, 3), 1.0), -200.0)
+@example(np.full((2, 3, 3), 1.0), 300.0)
+def test_order_parameters_are_scale_covariant_from_1e_minus_300_to_1e300(A, exponent):
+    """c1, cG, n_J, m scale with A; the coverage does not change, at any finite magnitude."""
+    scale = 10.0**exponent
+    # each matrix is O(1) and the scale sets its magnitude (a 1e-95 matrix times 1e-230 underflows to 0)
+    assume(np.all(np.abs(A).max(axis=(-2, -1)) > 1e-3))
+    unit, scaled = copy_order_parameters(A), copy_order_parameters(A * scale)
+    np.testing.assert_allclose(scaled.coverage, unit.coverage, rtol=1e-12, atol=1e-12)
+    for field in ("c1", "cG", "n_J", "m"):
+        expected = getattr(unit, field) * scale
+        np.testing.assert_allclose(getattr(scaled, field), expected, rtol=1e-9, atol=1e-9 * scale * np.abs(A).max())
+    assert np.all((scaled.coverage >= 0) & (scaled.coverage <= 1 + 1e-12))
+
+
+@pytest.mark.parametrize("value", [5.64195638e-159, 1e-200, 1e-300, 5e-324, 1e300, 1e154, 1e-154])
+def test_constant_matrix_is_fully_covered_at_any_magnitude(value):
+    for A in (np.full((3, 3), value), torch.full((2, 4, 4), value, dtype=torch.float64)):
+        assert np.all(np.asarray(copy_order_parameters(A).coverage) == 1.0)
 
 
 def test_torch_and_numpy_agree_and_gradients_flow():

@@ -85,6 +85,19 @@ def golden_files() -> dict[Path, str]:
     return {GOLDEN_BASELINE: to_json_text(baseline_record(compare_with_baseline(headline_numbers())))}
 
 
+def report_baseline_changes(baseline: Path = GOLDEN_BASELINE) -> None:
+    """Name the headline numbers the new baseline adds, changes and drops (review them in the diff)."""
+    from emergence.validation.golden import compare_with_baseline, headline_numbers, stale_entries
+
+    numbers = headline_numbers()
+    comparisons = compare_with_baseline(numbers, baseline)
+    changes = {"added": [c.name for c in comparisons if c.baseline is None],
+               "changed": [c.name for c in comparisons if c.baseline is not None and not c.ok],
+               "dropped (no longer computed)": stale_entries(numbers, baseline)}
+    for label, names in changes.items():
+        print(f"  {label}: {', '.join(names) if names else 'none'}")
+
+
 def differing(files: dict[Path, str]) -> list[Path]:
     """The files whose committed text is missing or differs from ``files``."""
     return [path for path, text in files.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
@@ -140,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.target == "status":
         write(status_files(json.loads(args.results.read_text(encoding="utf-8"))))
     elif args.target == "golden":
+        report_baseline_changes()
         write(golden_files())
     elif args.target == "conventions":
         from emergence.numerics.copy_head.convention_study import convention_rows, markdown_table

@@ -82,6 +82,13 @@ def compare_with_baseline(
     ]
 
 
+def stale_entries(numbers: list[HeadlineNumber], baseline_path: Path = BASELINE_PATH) -> list[str]:
+    """Names stored in the baseline that no source computes any more (never compared: reported, not skipped)."""
+    stored = read_json(baseline_path) if baseline_path.exists() else {}
+    computed = {n.name for n in numbers}
+    return sorted(name for name in stored if name not in computed)
+
+
 def baseline_record(comparisons: list[Comparison]) -> dict[str, dict]:
     """The current values as a baseline: name -> value, tolerance and description."""
     return {

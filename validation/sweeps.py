@@ -36,7 +36,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from emergence.numerics.io import ensure_writable_directory, provenance, read_json, write_json_atomic
+from emergence.numerics.progress import progress as progress_bar
+from emergence.numerics.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 from emergence.validation.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
@@ -99,8 +100,12 @@ class InProcessExecutor:
 
 
 def _limit_threads() -> None:
+    """Worker setup: one torch thread, and Ctrl-C left to the parent (no worker tracebacks)."""
+    import signal
+
     import torch
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
 
 
@@ -111,10 +116,21 @@ class LocalProcessExecutor:
         self.workers = max(1, workers or os.cpu_count() or 1)
 
     def map_unordered(self, work, configs):
-        with ProcessPoolExecutor(max_workers=self.workers, initializer=_limit_threads) as pool:
+        pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_limit_threads)
+        finished = False
+        try:
             futures = {pool.submit(work, config): index for index, config in enumerate(configs)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
+            finished = True
+        finally:
+            if finished:
+                pool.shutdown(wait=True)
+            else:  # interrupted or failed: stop the running workers now instead of waiting for them
+                processes = list((pool._processes or {}).values())
+                pool.shutdown(wait=False, cancel_futures=True)
+                for process in processes:
+                    process.terminate()
 
 
 def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
@@ -143,16 +159,15 @@ def run_sweep(
     for index, config in enumerate(configs):
         path = result_path(folder, config)
         if path.exists():
-            stored = read_json(path)
-            if stored.get("config") == json.loads(json.dumps(config, default=str)) and stored.get("code") == code:
+            stored = read_stored_result(path) or {}
+            if (isinstance(stored, dict) and stored.get("config") == json.loads(json.dumps(config, default=str))
+                    and stored.get("code") == code):
                 results[index] = stored["result"]
                 continue
         pending.append(index)
     bar = None
     if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(configs), initial=len(configs) - len(pending), desc=description, unit="run")
+        bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending))
     executor = executor or LocalProcessExecutor()
     try:
         todo = [configs[i] for i in pending]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
+    from emergence.commands._checks import integer, seed
+
     parser.add_argument("corpus", help="UTF-8 text file (documents cut by --separator), or 'synthetic'")
     parser.add_argument("--separator", default="auto", choices=("auto", "eot", "blank-line", "line"),
                         help="document separator: <|endoftext|> if it occurs in the file, else blank lines (auto, "
@@ -13,18 +15,19 @@ def add_corpus_arguments(parser) -> None:
                         help="natural: lowercase letter runs + single other characters (default); whitespace: split "
                              "on whitespace; bpe: byte-level BPE trained on the corpus with --vocab entries; or a "
                              "saved tokenizer.json (bpe and PATH need the extra 'hf')")
-    parser.add_argument("--vocab", type=int, default=None, metavar="K",
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K",
                         help="keep the K most frequent tokens (default: all, at most 500); the statistics are K x K, "
                              "other tokens become <unk> under --oov unk (the top-K restriction)")
-    parser.add_argument("--bpe-vocab", type=int, default=None, dest="bpe_vocab", metavar="N",
+    parser.add_argument("--bpe-vocab", type=integer(2, what="BPE vocabulary size"), default=None, dest="bpe_vocab",
+                        metavar="N",
                         help="vocabulary size of the BPE that --tokenizer bpe trains (default: K); e.g. 50000 with --vocab 5000")
-    parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N",
+    parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N",
                         help="sequence length T; windows have T+1 tokens (default 64)")
     parser.add_argument("--windows", default="all", choices=("first", "all"),
                         help="first T+1 tokens of each document, or all non-overlapping windows (default)")
     parser.add_argument("--oov", default="unk", choices=("drop", "unk"),
                         help="drop documents with out-of-vocabulary tokens, or map them to <unk> (default)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic corpus (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the synthetic corpus (default 0)")
     parser.add_argument("--backend", default="numpy", choices=("numpy", "cupy"),
                         help="array backend for the statistics (default numpy)")
 

@@ -23,13 +23,16 @@ HELP = "nearest tokens of query words under the bigram, interchangeability and c
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import integer, output_file
+
     add_corpus_arguments(parser)
     parser.add_argument("--query", nargs="+", required=True, metavar="WORD", help="query tokens")
-    parser.add_argument("--top", type=int, default=10, metavar="K", help="neighbours per statistic (default 10)")
+    parser.add_argument("--top", type=integer(1), default=10, metavar="K", help="neighbours per statistic (default 10)")
     parser.add_argument("--normalize", default="none", choices=("none", "cosine", "pmi"),
                         help="interchangeability score: raw B^T B (none, default), cosine of columns of B, or "
                              "cosine of positive-PMI columns (pmi: frequent punctuation/function words do not dominate)")
-    parser.add_argument("--json", default=None, metavar="PATH|-", help="write JSON to PATH, or '-' for stdout")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), metavar="PATH|-",
+                        help="write JSON to PATH, or '-' for stdout")
 
 
 def query_token(corpus, word: str) -> str:

@@ -10,7 +10,6 @@ in blocks and accumulates the statistics chunk by chunk (same results as in memo
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
@@ -19,13 +18,15 @@ HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory 
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import NPZ_FORMATS, output_file
+
     add_corpus_arguments(parser)
     parser.add_argument("--stream", action="store_true",
                         help="read the corpus file in blocks and the windows in chunks (corpora larger than memory)")
-    parser.add_argument("--save-tokenizer", default=None, type=Path, dest="save_tokenizer", metavar="PATH",
-                        help="also write the subword tokenizer (e.g. the trained BPE) as tokenizer.json to PATH, "
-                             "to train or compare checkpoints with the same tokens")
-    parser.add_argument("--out", required=True, type=Path, help="output .npz file")
+    parser.add_argument("--save-tokenizer", default=None, type=output_file(".json"), dest="save_tokenizer",
+                        metavar="PATH", help="also write the subword tokenizer (e.g. the trained BPE) as tokenizer.json "
+                                             "to PATH, to train or compare checkpoints with the same tokens")
+    parser.add_argument("--out", required=True, type=output_file(*NPZ_FORMATS), help="output .npz file")
 
 
 def run(args) -> int:

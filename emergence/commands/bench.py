@@ -13,8 +13,10 @@ HELP = "benchmark the engine against the straightforward alternatives (ratios wi
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import output_file
+
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
-    parser.add_argument("--json", metavar="PATH|-", help="write the records as JSON ('-' for stdout)")
+    parser.add_argument("--json", type=output_file(".json", stdout=True), metavar="PATH|-", help="write the records as JSON ('-' for stdout)")
     parser.add_argument("--only", metavar="NAME", help="run only the benchmark modules whose name contains NAME")
 
 
@@ -39,10 +41,14 @@ def run(args) -> int:
     from benchmarks.harness import format_table
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
 
+    chosen = [dotted for dotted in BENCHMARK_MODULES if not args.only or args.only in dotted]
+    if not chosen:
+        from emergence.theory.errors import EmergenceError
+
+        raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
+                             + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
     records = []
-    for dotted in BENCHMARK_MODULES:
-        if args.only and args.only not in dotted:
-            continue
+    for dotted in chosen:
         print(f"running {dotted} ...", file=sys.stderr)
         records.extend(importlib.import_module(dotted).run(quick=args.quick))
     print(format_table(records), file=sys.stderr if args.json == "-" else sys.stdout)

@@ -1,8 +1,10 @@
 """Re-derive the project's headline numbers and compare them with the stored baseline.
 
-Exit status 0 when every number is within its tolerance, 1 when any drifted or is new
-to the baseline.  The baseline is rewritten from a source checkout, never by the installed
-command: ``python tools/regenerate.py golden``.
+Exit status 0 when every number is within its tolerance and every baseline entry is still
+computed; 1 when any number drifted, is new to the baseline, or a baseline entry is stale (no
+longer computed, so never compared).  The baseline is rewritten from a source checkout, never
+by the installed command: ``python tools/regenerate.py golden``, which lists what it adds,
+changes and drops.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 
 def add_arguments(parser):
-    """``check`` takes no options."""
+    parser.add_argument("--baseline", default=None, metavar="PATH",
+                        help="baseline JSON file (default: the one installed with the engine)")
 
 
 def run(args) -> int:
-    from emergence.validation.golden import compare_with_baseline, headline_numbers
+    from pathlib import Path
 
-    comparisons = compare_with_baseline(headline_numbers())
-    width = max([len(c.name) for c in comparisons] + [4])
+    from emergence.validation.golden import BASELINE_PATH, compare_with_baseline, headline_numbers, stale_entries
+
+    baseline_path = Path(args.baseline) if args.baseline else BASELINE_PATH
+    numbers = headline_numbers()
+    stale = stale_entries(numbers, baseline_path)
+    comparisons = compare_with_baseline(numbers, baseline_path)
+    width = max([len(c.name) for c in comparisons] + [len(name) for name in stale] + [4])
     print(f"{'name':<{width}}  {'baseline':>14}  {'current':>14}  {'drift':>9}  {'tol':>7}  status")
     for c in comparisons:
         baseline = "new" if c.baseline is None else f"{c.baseline:.8g}"
@@ -28,6 +36,10 @@ def run(args) -> int:
             f"{c.name:<{width}}  {baseline:>14}  {c.current:>14.8g}  "
             f"{c.relative_drift:>9.2e}  {c.rel_tol:>7.0e}  {status}"
         )
+    for name in stale:
+        print(f"{name:<{width}}  {'stored':>14}  {'—':>14}  {'—':>9}  {'—':>7}  STALE (no longer computed)")
     failures = [c for c in comparisons if not c.ok]
-    print(f"{len(comparisons) - len(failures)} of {len(comparisons)} headline numbers match the baseline")
-    return 1 if failures else 0
+    print(f"{len(comparisons) - len(failures)} of {len(comparisons) + len(stale)} baseline entries match"
+          + (f"; {len(stale)} stale (in the baseline but no longer computed: run `emergence check --update` "
+             "to drop them, or restore their source)" if stale else ""))
+    return 1 if failures or stale else 0

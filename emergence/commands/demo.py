@@ -18,23 +18,45 @@ DEFAULT_OUT = "emergence-demo"
 
 
 def add_arguments(parser):
-    parser.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT}/)")
+    from emergence.commands._checks import output_folder, seed
+
+    parser.add_argument("--out", type=output_folder, default=Path(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT}/)")
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute on two CPU cores)")
     parser.add_argument("--corpus", type=Path, default=None,
                         help="UTF-8 text file replacing the built-in story corpus (leading terms, associations)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of data, initialisation and the story corpus (default 0)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a report of the other kind (quick vs full) in --out")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of data, initialisation and the story corpus (default 0)")
+
+
+def check_report_kind(out: Path, quick: bool, force: bool) -> None:
+    """Refuse to overwrite a quick demo's report with a full one (or the reverse) unless ``force``."""
+    from emergence.numerics.io import CorruptFileError, read_json
+    from emergence.theory.errors import EmergenceError
+
+    results = Path(out) / "results.json"
+    if force or not results.exists():
+        return
+    try:
+        stored = read_json(results).get("provenance", {}).get("config", {}).get("quick")
+    except (CorruptFileError, AttributeError):
+        stored = None
+    if stored is not None and bool(stored) != quick:
+        kinds = {True: "quick (--quick)", False: "full"}
+        raise EmergenceError(f"{out} holds a {kinds[bool(stored)]} demo report; this run would replace it with a "
+                             f"{kinds[quick]} one: add --force, or choose another --out")
 
 
 def run(args) -> int:
-    import sys
     import time
 
     import torch
-    from tqdm import tqdm
 
     from emergence.demo import DemoContext, run_demo
     from emergence.demo_steps import check_corpus, demo_steps
+    from emergence.numerics.progress import progress_over, write
 
+    check_report_kind(args.out, args.quick, args.force)
     if args.corpus is not None:
         check_corpus(args.corpus)
     started = time.perf_counter()
@@ -44,8 +66,8 @@ def run(args) -> int:
     context = DemoContext(args.out, args.quick, args.seed, args.corpus)
 
     def progress(steps):
-        return tqdm(steps, desc="demo", unit="step", disable=None, file=sys.stderr)
+        return progress_over(steps, "demo", unit="step")
 
-    report, results = run_demo(demo_steps(), context, progress=progress, log=print)
+    report, results = run_demo(demo_steps(), context, progress=progress, log=write)
     print(f"wrote {report} and {results} ({time.perf_counter() - started:.0f} s)")
     return 0

@@ -7,15 +7,16 @@ kernel's signature and formula.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 NAME = "export-kernels"
 HELP = "write the generated kernels as standalone NumPy or CuPy modules"
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import output_folder
+
     parser.add_argument("--backend", default="numpy", help="numpy or cupy (default: numpy)")
-    parser.add_argument("--out", required=True, type=Path, help="folder to write the modules into")
+    parser.add_argument("--out", required=True, type=output_folder, help="folder to write the modules into")
 
 
 def run(args) -> int:

@@ -11,18 +11,22 @@ from pathlib import Path
 
 NAME = "phase-diagram"
 HELP = "global minimum of the copy-head reduced action versus P, with its transitions"
+MAX_POINTS = 100_000
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
+
     parser.add_argument("--attention", required=True, choices=("linear", "softmax"))
-    parser.add_argument("--L", type=int, required=True, help="sequence length")
-    parser.add_argument("--V", type=int, required=True, help="vocabulary size")
-    parser.add_argument("--P-min", dest="P_min", type=float, default=1.0, help="smallest P (default 1)")
-    parser.add_argument("--P-max", dest="P_max", type=float, default=1e8, help="largest P (default 1e8)")
-    parser.add_argument("--points", type=int, default=400, help="grid points, log-spaced (default 400)")
+    parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--P-min", dest="P_min", type=positive_float, default=1.0, help="smallest P (default 1)")
+    parser.add_argument("--P-max", dest="P_max", type=positive_float, default=1e8, help="largest P (default 1e8)")
+    parser.add_argument("--points", type=integer(8, MAX_POINTS), default=400,
+                        help=f"grid points, log-spaced, 8 to {MAX_POINTS} (default 400)")
     parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
-    parser.add_argument("--json", help="write the result as JSON to PATH, or - for stdout")
-    parser.add_argument("--plot", type=Path, help="write a figure (order parameters and loss versus log P)")
+    parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
+    parser.add_argument("--plot", type=output_file(*PLOT_FORMATS), help="write a figure (order parameters and loss versus log P)")
 
 
 def run(args) -> int:
@@ -30,11 +34,13 @@ def run(args) -> int:
     from emergence.figures import figure_format, save_figure
     from emergence.numerics.copy_head.phase_diagram import check_grid
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.numerics.progress import heartbeat
 
     grid = check_grid(args.P_min, args.P_max, args.points)
     if args.plot:
         figure_format(args.plot)
-    diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
+    with heartbeat(f"phase diagram on {len(grid)} points"):
+        diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
     diagram.provenance = provenance(vars_for_record(args), seed=None)
     record = diagram.to_dict()
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "

@@ -9,7 +9,6 @@ D.7's window and T >= 3), vocab, T, N and provenance.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
@@ -18,11 +17,13 @@ HELP = "closed-form leading-term weights W_O, V_l, W_l, P_l after S gradient ste
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import NPZ_FORMATS, integer, learning_rate, output_file
+
     add_corpus_arguments(parser)
-    parser.add_argument("--steps", type=int, required=True, metavar="S", help="number of gradient steps s")
-    parser.add_argument("--lr", type=float, required=True, metavar="ETA", help="learning rate eta")
-    parser.add_argument("--layers", type=int, required=True, metavar="L", help="number of attention layers")
-    parser.add_argument("--out", required=True, type=Path, help="output .npz file")
+    parser.add_argument("--steps", type=integer(0), required=True, metavar="S", help="number of gradient steps s")
+    parser.add_argument("--lr", type=learning_rate, required=True, metavar="ETA", help="learning rate eta")
+    parser.add_argument("--layers", type=integer(1), required=True, metavar="L", help="number of attention layers")
+    parser.add_argument("--out", required=True, type=output_file(*NPZ_FORMATS), help="output .npz file")
 
 
 def run(args) -> int:

@@ -12,21 +12,25 @@ HELP = "check a copy-head scaling claim (P* ~ L ln^2 L, P1 ~ V^2, crossover ~ L^
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import integer, output_file
     from emergence.numerics.copy_head.scaling import CLAIMS
 
     parser.add_argument("--claim", required=True, choices=tuple(CLAIMS))
     parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
-    parser.add_argument("--dps", type=int, default=50, help="decimal digits of the mpmath computation (default 50)")
+    parser.add_argument("--dps", type=integer(15, 1000), default=50,
+                        help="decimal digits of the mpmath computation, 15 to 1000 (default 50)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes only (softmax: L <= 4096)")
-    parser.add_argument("--json", help="write the result as JSON to PATH, or - for stdout")
+    parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
 
 
 def run(args) -> int:
     from emergence.api import scaling
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.numerics.progress import heartbeat
 
-    verdict = scaling(args.claim, law=getattr(args, "law", None), convention=args.convention, dps=args.dps,
-                      fast=args.quick)
+    with heartbeat(f"scaling {args.claim}"):
+        verdict = scaling(args.claim, law=getattr(args, "law", None), convention=args.convention, dps=args.dps,
+                          fast=args.quick)
     verdict.provenance = provenance({k: v for k, v in vars(args).items() if k != "handler"}, seed=None)
     report = verdict.to_dict()
     print(f"claim {report['claim']}: transition ~ {report['law']} "

@@ -16,51 +16,88 @@ DEFAULT_P_GRID = "geom:8:1024:8"
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import PLOT_FORMATS, integer, learning_rate, output_file, output_folder, seed
+
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
     parser.add_argument("--objective", choices=("joint", "marginal"), default="joint",
                         help="joint: U(W_QK, W) over both weights (Adam: joint MAP); marginal: the theory's "
                              "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
-    parser.add_argument("--L", type=int, required=True, help="sequence length")
-    parser.add_argument("--V", type=int, required=True, help="vocabulary size")
-    parser.add_argument("--P-grid", default=DEFAULT_P_GRID,
+    parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=P_grid,
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
-    parser.add_argument("--seeds", type=int, default=2, help="independent data sets per P (default 2)")
+    parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
-    parser.add_argument("--steps", type=int, default=2000, help="Adam steps (default 2000)")
-    parser.add_argument("--burn-in", type=int, default=2000, help="SGLD burn-in steps (default 2000)")
-    parser.add_argument("--draws", type=int, default=50, help="SGLD draws per chain (default 50)")
-    parser.add_argument("--thin", type=int, default=20, help="SGLD steps between draws (default 20)")
-    parser.add_argument("--chains", type=int, default=2, help="SGLD chains per seed and start (default 2)")
+    parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
+    parser.add_argument("--lr", type=learning_rate, default=0.05,
+                        help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
+    parser.add_argument("--burn-in", type=integer(0), default=2000, help="SGLD burn-in steps (default 2000)")
+    parser.add_argument("--draws", type=integer(4), default=50, help="SGLD draws per chain (default 50)")
+    parser.add_argument("--thin", type=integer(1), default=20, help="SGLD steps between draws (default 20)")
+    parser.add_argument("--chains", type=integer(1), default=2, help="SGLD chains per seed and start (default 2)")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
-    parser.add_argument("--workers", type=int, default=None, help="local worker processes (CPU; default: CPU count)")
-    parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
-    parser.add_argument("--plot", default=None, help="write the plot to PATH (png, pdf, svg)")
+    parser.add_argument("--workers", type=integer(1), default=None, help="local worker processes (CPU; default: CPU count)")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), help="write the JSON report to PATH, or - for stdout")
+    parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), help="write the plot to PATH (png, pdf, svg)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="torch device (default: cuda when torch sees a GPU)")
-    parser.add_argument("--seed", type=int, default=0, help="base seed of data and initialisation")
-    parser.add_argument("--out", default=None, help="folder for resumable per-point results")
+    parser.add_argument("--seed", type=seed, default=0, help="base seed of data and initialisation")
+    parser.add_argument("--out", default=None, type=output_folder, help="folder for resumable per-point results")
 
 
-def parse_P_grid(text: str) -> list[int]:
-    """``"10,20,40"`` or ``"geom:LOW:HIGH:POINTS"`` (rounded, deduplicated) as sorted ints."""
+def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
+    """``"10,20,40"`` (whole numbers) or ``"geom:LOW:HIGH:POINTS"`` (rounded) as sorted, distinct ints.
+
+    Refuses (``EmergenceError``) non-numbers, nan, inf, fractions in a list (``8.5`` is not a
+    number of sequences), values below 1 and grids of fewer than ``minimum_points`` distinct points.
+    """
+    import math
+
     import numpy as np
 
     from emergence.theory.errors import EmergenceError
 
+    usage = "use 10,20,40 or geom:LOW:HIGH:POINTS"
     try:
         if text.startswith("geom:"):
             _, low, high, points = text.split(":")
-            values = np.geomspace(float(low), float(high), int(points))
+            low, high, count = float(low), float(high), int(points)
+            if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
+                raise EmergenceError(f"--P-grid {text!r}: need finite 1 <= LOW < HIGH")
+            values = [float(v) for v in np.geomspace(low, high, max(count, 0))]
         else:
             values = [float(item) for item in text.split(",") if item.strip()]
     except ValueError:
-        raise EmergenceError(f"cannot read --P-grid {text!r}; use 10,20,40 or geom:LOW:HIGH:POINTS") from None
+        raise EmergenceError(f"cannot read --P-grid {text!r}; {usage}") from None
+    for value in values:
+        if not math.isfinite(value):
+            raise EmergenceError(f"--P-grid {text!r}: {value} is not a finite number of sequences")
+        if value < 1:
+            raise EmergenceError(f"--P-grid {text!r}: numbers of sequences must be >= 1, got {value:g}")
+        if not text.startswith("geom:") and value != int(value):
+            raise EmergenceError(f"--P-grid {text!r}: {value:g} is not a whole number of sequences")
     grid = sorted({int(round(v)) for v in values})
-    if not grid or grid[0] < 1:
-        raise EmergenceError("--P-grid needs positive numbers of sequences")
+    if len(grid) < minimum_points:
+        raise EmergenceError(f"--P-grid {text!r} has {len(grid)} distinct point(s); transitions need at least 2 ({usage})")
     return grid
+
+
+def P_grid(text: str) -> list[int]:
+    """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work).
+
+    A one-point grid passes here so that the memory estimate speaks first about a huge point;
+    ``run`` refuses it right after.
+    """
+    import argparse
+
+    from emergence.theory.errors import EmergenceError
+
+    try:
+        return parse_P_grid(text, minimum_points=1)
+    except EmergenceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args) -> int:
@@ -69,13 +106,15 @@ def run(args) -> int:
     from emergence.copy_experiment import CopyExperiment, run_copy_experiment
     from emergence.figures import figure_format, save_figure
     from emergence.numerics.io import to_json_text, write_json_atomic
+    from emergence.validation.copy_task.analysis import verdict_lines
 
     experiment = CopyExperiment(
-        args.attention, args.L, args.V, tuple(parse_P_grid(args.P_grid)), optimizer=args.optimizer,
+        args.attention, args.L, args.V, tuple(args.P_grid), optimizer=args.optimizer,
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
-        sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
+        adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, out=args.out,
     )
+    experiment.check()
     if args.plot:
         figure_format(args.plot)
     validation = run_copy_experiment(experiment)
@@ -91,11 +130,11 @@ def run(args) -> int:
         if args.json:
             write_json_atomic(args.json, report)
         measured = validation.measured
-        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9}")
+        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9} {'converged':>9}")
         for i, P in enumerate(validation.P):
             print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
                   f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
-                  f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f}")
-        names = ("P_star",) if args.attention == "softmax" else ("P1", "crossover")
-        print("measured " + ", ".join(f"{n} = {measured[n]}" for n in names))
+                  f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f} "
+                  f"{'yes' if measured['converged'][i] else 'no':>9}")
+        print("\n".join(verdict_lines(args.attention, measured, report["agreement"])))
     return 0

@@ -16,32 +16,36 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
+    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, seed
+
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
                              "or 'markov' (a seeded random Markov chain)")
-    parser.add_argument("--layers", type=int, default=2, metavar="L", help="attention layers (default 2)")
+    parser.add_argument("--layers", type=integer(1), default=2, metavar="L", help="attention layers (default 2)")
     parser.add_argument("--lr", type=_learning_rate, default=0.002, metavar="ETA|auto",
                         help="learning rate (default 0.002); auto: the rate whose window edge falls halfway through "
                              "the run, so that cosines and errors are seen on both sides of it")
-    parser.add_argument("--epochs", type=int, default=20, metavar="N", help="epochs (default 20)")
-    parser.add_argument("--vocab", type=int, default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
-    parser.add_argument("--T", type=int, default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
-    parser.add_argument("--max-sequences", type=int, default=64, metavar="N", help="training windows used (default 64)")
-    parser.add_argument("--batch-size", type=int, default=None, metavar="B", help="SGD batch (default: full batch)")
+    parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
+    parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
+    parser.add_argument("--max-sequences", type=integer(1), default=64, metavar="N", help="training windows used (default 64)")
+    parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
     parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"))
     parser.add_argument("--windows", default="all", choices=("first", "all"))
     parser.add_argument("--oov", default="unk", choices=("drop", "unk"))
     parser.add_argument("--device", default=None, choices=("cpu", "cuda"), help="default: cuda when torch sees a GPU")
-    parser.add_argument("--seed", type=int, default=0, help="seed of corpus sampling and shuffling (default 0)")
-    parser.add_argument("--json", default=None, metavar="PATH|-", help="write the full result as JSON")
-    parser.add_argument("--plot", default=None, metavar="PATH", help="plot cosines against epoch")
-    parser.add_argument("--edge-plot", default=None, metavar="PATH", dest="edge_plot",
+    parser.add_argument("--seed", type=seed, default=0, help="seed of corpus sampling and shuffling (default 0)")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), metavar="PATH|-", help="write the full result as JSON")
+    parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), metavar="PATH", help="plot cosines against epoch")
+    parser.add_argument("--edge-plot", default=None, type=output_file(*PLOT_FORMATS), metavar="PATH", dest="edge_plot",
                         help="plot relative errors (with the fitted slope) and cosines against s*eta across the window's edge")
 
 
 def _learning_rate(text: str) -> float | None:
-    """A float, or ``auto`` (None: chosen from the window, see the experiment module)."""
-    return None if text == "auto" else float(text)
+    """A checked learning rate, or ``auto`` (None: chosen from the window, see the experiment module)."""
+    from emergence.commands._checks import learning_rate
+
+    return None if text == "auto" else learning_rate(text)
 
 
 def _format(value) -> str:
@@ -52,16 +56,15 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from tqdm import tqdm
-
     from emergence.api import validate_leading_terms
     from emergence.figures import figure_format, save_figure
     from emergence.numerics.io import to_json_text, write_json_atomic
+    from emergence.numerics.progress import progress as progress_bar
 
     for path in (args.plot, args.edge_plot):
         if path is not None:
             figure_format(path)
-    with tqdm(total=args.epochs, desc="epochs", unit="epoch", disable=not sys.stderr.isatty()) as bar:
+    with progress_bar(args.epochs, "epochs", unit="epoch") as bar:
 
         def progress(done: int, total: int, loss: float) -> None:
             bar.set_postfix(loss=f"{loss:.4f}")

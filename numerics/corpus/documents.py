@@ -132,6 +132,10 @@ def corpus_documents(
     return read_documents(source, separator)
 
 
+class CorpusTooShortError(EmergenceError):
+    """No document gives a single window of T + 1 tokens under the chosen settings."""
+
+
 def token_windows(encoded: Sequence[int], context_length: int, windows: str) -> list[Sequence[int]]:
     """Windows of ``context_length + 1`` tokens: the first one, or all non-overlapping ones."""
     width = context_length + 1
@@ -157,11 +161,17 @@ def corpus_vocabulary(splitter, counts, vocab_size: int | None, oov: str) -> Voc
     return vocabulary_from_counts(counts, vocab_size, oov)
 
 
-def no_window_error(documents: int, context_length: int, oov: str, vocabulary: Vocabulary) -> EmergenceError:
-    return EmergenceError(
+def no_window_error(documents: int, context_length: int, oov: str, vocabulary: Vocabulary, windows: str,
+                    vocab_size: int | None) -> CorpusTooShortError:
+    """The error for a corpus that gives no window, naming only the remedies that apply (no flags:
+    each command spells its options its own way)."""
+    remedies = (("mapping unknown tokens to <unk> (oov=unk)", oov == "drop"),
+                ("a larger vocabulary", vocab_size is not None),
+                ("a smaller T", context_length > 1))
+    return CorpusTooShortError(
         f"nothing left after filtering: no document of {documents} gives a window of "
-        f"T+1={context_length + 1} tokens under --oov {oov} with K={vocabulary.size} "
-        "(try --oov unk, --windows all, a smaller --T or a larger --vocab)"
+        f"T+1={context_length + 1} tokens (oov={oov}, windows={windows}, K={vocabulary.size} tokens); "
+        "it needs longer documents" + "".join(f", or {remedy}" for remedy, applies in remedies if applies)
     )
 
 
@@ -198,7 +208,7 @@ def build_corpus(
         used += bool(found)
         rows.extend(found)
     if not rows:
-        raise no_window_error(len(documents), context_length, oov, vocabulary)
+        raise no_window_error(len(documents), context_length, oov, vocabulary, windows, vocab_size)
     return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents), splitter)
 
 

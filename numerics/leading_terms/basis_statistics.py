@@ -59,13 +59,13 @@ True
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.numerics.limits import available_memory_bytes
 
 DENSE_VOCABULARY_ARRAYS = 6
 """V x V float64 arrays alive at the peak (the five statistics, or before \\bar Q four of them
@@ -108,18 +108,6 @@ class BasisStatistics:
 def dense_statistics_bytes(vocab_size: int) -> int:
     """Bytes of the dense V x V float64 arrays the statistics need at their peak."""
     return DENSE_VOCABULARY_ARRAYS * 8 * vocab_size * vocab_size
-
-
-def available_memory_bytes() -> int:
-    """Memory available to this process now (``MemAvailable`` on Linux, else physical memory)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def require_dense_memory(vocab_size: int, limit_bytes: int | None = None) -> None:

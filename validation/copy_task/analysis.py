@@ -1,66 +1,166 @@
-r"""Transitions read off measured order-parameter curves, and the agreement with the theory.
+r"""Transitions read off measured order-parameter curves, and verdicts against the theory that can fail.
 
-Measured transition points on a grid :math:`P_1 < P_2 < \dots` (geometric midpoints of the
-grid interval where the named change happens):
+**Convergence.**  A grid point enters the analysis only when it converged:
 
-* softmax ``P_star``: the interval with the largest increase of :math:`a_G`, when that increase
-  is at least :data:`SIGNIFICANT_CHANGE` (a drift of a few thousandths is no jump);
-* linear ``P1``: the first interval where :math:`c_1` rises above ``threshold`` (0.1) of its
-  largest value, when that value is at least :data:`SIGNIFICANT_CHANGE`;
-* linear ``crossover``: the interval of steepest rise of :math:`c_G` (the copy-mode onset).
+* Adam: every seed's global MAP (the start kept for that seed) passed the convergence filter of
+  :func:`~emergence.validation.copy_task.training.train_map`;
+* SGLD: the chains from the uniform and the copy start mixed: for :math:`c_1` and :math:`c_G` the
+  two per-start posterior means differ by at most :math:`\max(\delta, 4\,\mathrm{SE})`, with
+  :math:`\delta` = :data:`SIGNIFICANT_CHANGE` and SE the standard error of the pooled mean.
 
-Agreement: for each transition both sides give, the ratio measured/predicted and whether
-it lies within a factor of 2; plus the RMS difference of the order parameters over the
-grid (theory interpolated linearly in :math:`\ln P`).  For softmax Adam sweeps, the
+Non-converged points are listed (``nonconverged_P``) and excluded from the transitions and the
+comparison.
+
+**Measured transitions** on the converged grid :math:`P_1 < P_2 < \dots` are grid *brackets*
+:math:`[P_i, P_{i+1}]`, never a point value finer than the grid resolves, and are reported only
+when the order parameter changes by at least :math:`\delta` = :data:`SIGNIFICANT_CHANGE`:
+
+* softmax ``P_star``: the interval with the largest increase of :math:`a_G`, when that single
+  increase is at least :math:`\delta` (a first-order jump; a drift of a few thousandths is none);
+* linear ``P1``: the interval where :math:`c_1` first exceeds ``threshold`` (10 %) of its largest
+  value, when it rises by at least :math:`\delta` from its value before that interval;
+* linear ``crossover``: the interval of steepest rise of :math:`c_G` (the copy-mode onset), when
+  :math:`c_G` rises by at least :math:`\delta` across the grid
+  (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`).
+
+Each transition record says why it is absent when it is (``note``).
+
+**Agreement** with a predicted transition :math:`P_{th}` (factor :math:`F` = :data:`AGREEMENT_FACTOR`):
+the measured bracket gives the ratio range :math:`[P_i/P_{th}, P_{i+1}/P_{th}]`, which is
+
+* ``within``: entirely inside :math:`[1/F, F]`;  ``outside``: entirely outside it;
+* ``unresolved``: straddling a bound (the grid is too coarse to decide);
+* ``missing``: predicted inside the converged grid but not measured;
+* ``unexpected``: measured but not predicted;
+* ``beyond grid``: predicted outside the converged grid and not measured (untested);
+* ``absent``: neither predicted nor measured (untested).
+
+``passes`` holds when at least two points converged, at least one transition is ``within``, and
+none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.  The reasons for a failure are
+listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
+interpolated linearly in :math:`\ln P`) is reported alongside.  For softmax Adam sweeps, the
 hysteresis test: each grid point is "two minima" (some seed has both starts converged to
 different states), "one minimum" (every seed's starts converged to the same state) or
-"undecided"; the measurement matches the predicted spinodal window when some point inside
-it has two minima, no point inside it has one, and no point outside it has two.
+"undecided"; the measurement matches the predicted spinodal window when some point inside it has
+two minima, no point inside it has one, and no point outside it has two.
 
 >>> transitions = measured_transitions("softmax", [10, 20, 40, 80], {"aG": [0.01, 0.02, 0.3, 0.35]})
->>> round(transitions["P_star"], 3)
-28.284
+>>> transitions["P_star"]["bracket"]
+[20, 40]
+>>> measured_transitions("linear", [8, 16, 32], {"c1": [0, 0, 0], "cG": [1.0, 1.0, 1.0]})["crossover"]["bracket"] is None
+True
 """
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 
 AGREEMENT_FACTOR = 2.0
 SIGNIFICANT_CHANGE = 0.05
-"""Smallest jump of :math:`a_G` (softmax) or largest :math:`c_1` (linear) read as a transition; the
-same size as the order-parameter difference that makes a start metastable."""
+"""Smallest change of an order parameter read as a transition (and the largest disagreement of the
+two SGLD starts read as mixing); the same size as the order-parameter difference that makes a start
+metastable."""
+
+TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
+FAILING_STATUSES = ("outside", "unresolved", "missing", "unexpected")
 
 
-def _midpoint(P: Sequence[float], i: int) -> float:
-    return float(math.sqrt(P[i] * P[i + 1]))
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def quote_bracket(bracket: Sequence[float] | None) -> str:
+    """A measured transition as the grid resolves it: ``"256–512"`` (``"—"`` when absent).
+
+    >>> quote_bracket([256, 512])
+    '256–512'
+    """
+    return "—" if bracket is None else f"{_number(bracket[0])}–{_number(bracket[1])}"
+
+
+def _bracket(P: Sequence[float], i: int, rise: float, note: str) -> dict:
+    return {"bracket": [P[i], P[i + 1]], "rise": float(rise), "note": note}
+
+
+def _absent(note: str) -> dict:
+    return {"bracket": None, "rise": None, "note": note}
+
+
+def _largest_rise(values: np.ndarray) -> float:
+    r""":math:`\max_{i<j} (x_j - x_i)`, the largest increase anywhere along the grid (0 if none)."""
+    return float(max((values[j] - values[:j].min() for j in range(1, len(values))), default=0.0))
+
+
+def _jump(P, aG: np.ndarray) -> dict:
+    rises = np.diff(aG)
+    i = int(np.argmax(rises))
+    if rises[i] < SIGNIFICANT_CHANGE:
+        return _absent(f"a_G never jumps by {SIGNIFICANT_CHANGE:g} between neighbouring points "
+                       f"(largest step {rises[i]:.2g})")
+    return _bracket(P, i, rises[i], f"a_G jumps by {rises[i]:.2g} between P = {P[i]:g} and {P[i + 1]:g}")
+
+
+def _second_order_point(P, c1: np.ndarray, threshold: float) -> dict:
+    largest = float(c1.max())
+    if largest < SIGNIFICANT_CHANGE:
+        return _absent(f"c1 stays below {SIGNIFICANT_CHANGE:g} on the grid (largest {largest:.2g})")
+    first = int(np.nonzero(c1 > threshold * largest)[0][0])
+    if first == 0:
+        return _absent(f"c1 is already {c1[0]:.2g} (over {threshold:.0%} of its largest value) at the smallest "
+                       "P: the transition lies below the grid")
+    rise = largest - float(c1[:first].min())
+    if rise < SIGNIFICANT_CHANGE:
+        return _absent(f"c1 rises by only {rise:.2g} (needs {SIGNIFICANT_CHANGE:g})")
+    return _bracket(P, first - 1, rise, f"c1 rises past {threshold:.0%} of its largest value ({largest:.2g}) "
+                                        f"between P = {P[first - 1]:g} and {P[first]:g}")
+
+
+def _onset(P, cG: np.ndarray) -> dict:
+    rise = _largest_rise(cG)
+    if rise < SIGNIFICANT_CHANGE:
+        return _absent(f"c_G rises by only {rise:.2g} across the grid (needs {SIGNIFICANT_CHANGE:g}; "
+                       f"c_G between {cG.min():.2g} and {cG.max():.2g}): no copy onset inside the grid")
+    i = int(np.argmax(np.diff(cG)))
+    return _bracket(P, i, rise, f"c_G rises by {rise:.2g} across the grid, steepest between P = {P[i]:g} "
+                                f"and {P[i + 1]:g}")
 
 
 def measured_transitions(attention: str, P: Sequence[float], curves: dict, threshold: float = 0.1) -> dict:
-    """``{"P_star": ...}`` for softmax, ``{"P1": ..., "crossover": ...}`` for linear (None if absent)."""
+    """Each transition of ``attention`` as ``{"bracket": [P_i, P_i+1] | None, "rise", "note"}`` (see module docstring).
+
+    ``P`` must be increasing; ``curves`` holds ``aG`` (softmax) or ``c1`` and ``cG`` (linear) on it.
+    """
+    names = TRANSITION_NAMES[attention]
     if len(P) < 2:
-        return {"P_star": None} if attention == "softmax" else {"P1": None, "crossover": None}
+        return {name: _absent(f"{len(P)} converged grid point(s): a transition needs at least 2") for name in names}
     if attention == "softmax":
-        rises = np.diff(np.asarray(curves["aG"], dtype=float))
-        return {"P_star": _midpoint(P, int(np.argmax(rises))) if rises.max() >= SIGNIFICANT_CHANGE else None}
-    c1 = np.asarray(curves["c1"], dtype=float)
-    cG = np.asarray(curves["cG"], dtype=float)
-    above = np.nonzero(c1 > threshold * max(c1.max(), 1e-12))[0]
-    P1 = _midpoint(P, int(above[0]) - 1) if above.size and above[0] > 0 and c1.max() >= SIGNIFICANT_CHANGE else None
-    rises = np.diff(cG)
-    crossover = _midpoint(P, int(np.argmax(rises))) if rises.max() > 0 else None
-    return {"P1": P1, "crossover": crossover}
+        return {"P_star": _jump(P, np.asarray(curves["aG"], dtype=float))}
+    return {
+        "P1": _second_order_point(P, np.asarray(curves["c1"], dtype=float), threshold),
+        "crossover": _onset(P, np.asarray(curves["cG"], dtype=float)),
+    }
+
+
+def point_converged(optimizer: str, result: dict) -> bool:
+    """Whether one sweep point's summary converged (Adam: every seed's kept start; SGLD: the starts mixed)."""
+    if optimizer == "adam":
+        return all(entry[entry["global_start"]]["converged"] for entry in result["per_seed"])
+    return all(
+        abs(result[f"{key}_uniform_mean"] - result[f"{key}_copy_mean"])
+        <= max(SIGNIFICANT_CHANGE, 4 * result.get(f"{key}_sem", 0.0))
+        for key in ("c1", "cG")
+    )
 
 
 def measured_curves(attention: str, optimizer: str, P: Sequence[float], results: Sequence[dict]) -> dict:
     """The ``measured`` record of a sweep from its per-point summaries (:func:`~emergence.validation.copy_task.experiment.run_copy_point`).
 
-    Keys: ``P``; ``c1, cG, aG, coverage, loss`` each as ``*_mean`` and ``*_std``; for Adam the
-    converged, all-converged, metastable and bistable fractions and ``aG``/``cG`` per start;
-    and the transitions of :func:`measured_transitions`.
+    Keys: ``P``; ``c1, cG, aG, coverage, loss`` each as ``*_mean`` and ``*_std``; ``converged`` per
+    point and ``nonconverged_P``; for Adam the converged, all-converged, metastable and bistable
+    fractions and ``aG``/``cG`` per start; and the transitions of :func:`measured_transitions` read
+    off the converged points.
     """
     measured: dict = {"P": list(P)}
     for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"), ("test_loss", "loss")):
@@ -72,8 +172,16 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
         for start in ("uniform", "copy"):
             measured[f"aG_{start}_mean"] = [r[f"aG_{start}_mean"] for r in results]
             measured[f"cG_{start}_mean"] = [r[f"cG_{start}_mean"] for r in results]
+    measured["converged"] = [bool(point_converged(optimizer, r)) for r in results]
+    measured["convergence_criterion"] = (
+        "every seed's kept Adam start passed the gradient and flatness filter" if optimizer == "adam" else
+        f"SGLD chains from both starts agree on c1 and c_G within max({SIGNIFICANT_CHANGE:g}, 4 standard errors)"
+    )
+    measured["nonconverged_P"] = [p for p, ok in zip(P, measured["converged"]) if not ok]
+    kept = [i for i, ok in enumerate(measured["converged"]) if ok]
     measured.update(measured_transitions(
-        attention, measured["P"], {"c1": measured["c1_mean"], "cG": measured["cG_mean"], "aG": measured["aG_mean"]}
+        attention, [P[i] for i in kept],
+        {key: [measured[f"{key}_mean"][i] for i in kept] for key in ("c1", "cG", "aG")},
     ))
     return measured
 
@@ -96,37 +204,114 @@ def hysteresis(measured: dict, window: Sequence[float]) -> dict:
     }
 
 
+def compare_transition(bracket: Sequence[float] | None, predicted: float | None, grid: Sequence[float]) -> dict:
+    """One transition's verdict: ``status`` (see module docstring), ``ratio`` range, ``reason`` and ``summary``.
+
+    >>> compare_transition([256, 512], 342.0, [8, 1024])["summary"]
+    'predicted 342, measured 256–512, ratio 0.749–1.5: within a factor 2'
+    >>> compare_transition([128, 256], 342.0, [8, 1024])["status"]
+    'unresolved'
+    >>> compare_transition(None, 342.0, [8, 1024])["status"]
+    'missing'
+    >>> compare_transition([16, 32], None, [8, 1024])["status"]
+    'unexpected'
+    """
+    ratio = None if bracket is None or predicted is None else [bracket[0] / predicted, bracket[1] / predicted]
+    if bracket is None and predicted is None:
+        status, reason = "absent", "neither predicted nor measured on the grid (untested)"
+    elif bracket is None:
+        inside = bool(grid) and grid[0] <= predicted <= grid[-1]
+        status = "missing" if inside else "beyond grid"
+        reason = ("predicted inside the converged grid but not measured" if inside
+                  else "predicted outside the converged grid (untested)")
+    elif predicted is None:
+        status, reason = "unexpected", "measured but the theory predicts none on this grid"
+    elif 1 / AGREEMENT_FACTOR <= ratio[0] and ratio[1] <= AGREEMENT_FACTOR:
+        status, reason = "within", f"within a factor {AGREEMENT_FACTOR:g}"
+    elif ratio[1] < 1 / AGREEMENT_FACTOR or ratio[0] > AGREEMENT_FACTOR:
+        status, reason = "outside", f"outside a factor {AGREEMENT_FACTOR:g}"
+    else:
+        status, reason = "unresolved", f"straddles a factor {AGREEMENT_FACTOR:g}: the grid is too coarse to decide"
+    quoted_ratio = "—" if ratio is None else f"{_number(ratio[0])}–{_number(ratio[1])}"
+    quoted_prediction = "none" if predicted is None else _number(predicted)
+    return {
+        "status": status,
+        "predicted": predicted,
+        "bracket": None if bracket is None else list(bracket),
+        "ratio": ratio,
+        "reason": reason,
+        "summary": f"predicted {quoted_prediction}, measured {quote_bracket(bracket)}, ratio {quoted_ratio}: {reason}",
+    }
+
+
 def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
-    """The stated metric: transition ratios (within a factor 2?) and order-parameter RMS."""
+    """The stated metric and the verdict: per-transition status, ratio ranges, ``passes`` and its ``reasons``."""
     metric = (
-        "ratio measured/predicted for each transition (passes when within a factor of "
-        f"{AGREEMENT_FACTOR:g}); RMS of measured minus predicted order parameters over the P grid"
+        "grid bracket of each measured transition over the predicted value (passes when every bracket lies within "
+        f"a factor {AGREEMENT_FACTOR:g}, none is missing, unexpected or unresolved, and at least two points "
+        "converged); RMS of measured minus predicted order parameters over the converged grid"
     )
+    converged = measured.get("converged", [True] * len(measured["P"]))
+    kept = [i for i, ok in enumerate(converged) if ok]
+    grid = [measured["P"][i] for i in kept]
+    reasons = []
+    if measured.get("nonconverged_P"):
+        reasons.append(f"{len(measured['nonconverged_P'])} of {len(measured['P'])} points did not converge "
+                       f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}; excluded)")
     if predicted is None:
-        return {"metric": metric, "available": False}
-    names = ("P_star",) if attention == "softmax" else ("P1", "crossover")
-    ratios, within = {}, {}
-    for name in names:
-        m, p = measured.get(name), predicted["transitions"].get(name)
-        if m is None or p is None:
-            ratios[name], within[name] = None, None
-            continue
-        ratios[name] = m / p
-        within[name] = bool(1 / AGREEMENT_FACTOR <= m / p <= AGREEMENT_FACTOR)
-    log_grid = np.log(np.asarray(predicted["P"], dtype=float))
+        return {"metric": metric, "available": False, "converged_points": len(kept), "passes": False,
+                "reasons": reasons + ["no theory prediction for this convention"]}
+    statuses, ratios = {}, {}
+    for name in TRANSITION_NAMES[attention]:
+        record = measured.get(name) or _absent("not measured")
+        verdict = compare_transition(record["bracket"], predicted["transitions"].get(name), grid)
+        statuses[name], ratios[name] = verdict, verdict["ratio"]
+    failures = [f"{name} {v['summary']}" for name, v in statuses.items() if v["status"] in FAILING_STATUSES]
     rms = {}
-    for key in ("c1", "cG"):
-        theory = np.interp(np.log(np.asarray(measured["P"], dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
-        rms[key] = float(np.sqrt(np.mean((np.asarray(measured[f"{key}_mean"]) - theory) ** 2)))
+    if kept:
+        log_grid = np.log(np.asarray(predicted["P"], dtype=float))
+        for key in ("c1", "cG"):
+            theory = np.interp(np.log(np.asarray(grid, dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
+            values = np.asarray([measured[f"{key}_mean"][i] for i in kept], dtype=float)
+            rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
+    enough = len(kept) >= 2
+    tested = any(v["status"] == "within" for v in statuses.values())
+    if not enough:
+        failures.append(f"only {len(kept)} of {len(measured['P'])} points converged (need 2)")
+    elif not failures and not tested:
+        failures.append("no transition was tested on this grid")
     result = {
         "metric": metric,
         "available": True,
+        "transitions": statuses,
         "ratios": ratios,
-        "within_factor": within,
+        "within_factor": {name: v["status"] == "within" for name, v in statuses.items()},
         "order_parameter_rms": rms,
-        "passes": bool(all(v for v in within.values() if v is not None) and any(v is not None for v in within.values())),
+        "converged_points": len(kept),
+        "passes": bool(enough and tested and not failures),
+        "reasons": reasons + failures,
     }
     window = predicted["transitions"].get("spinodals")
     if attention == "softmax" and window and "bistable_fraction" in measured:
         result["hysteresis"] = hysteresis(measured, window)
     return result
+
+
+def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> list[str]:
+    """The console summary of a validation: each transition predicted and measured, the ratio, ``passes`` and why."""
+    lines = []
+    if measured.get("nonconverged_P"):
+        lines.append(f"non-converged points: {len(measured['nonconverged_P'])} of {len(measured['P'])} "
+                     f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}), excluded from the transitions "
+                     f"and the comparison (converged: {measured.get('convergence_criterion', '')})")
+    statuses = agreement_record.get("transitions", {})
+    for name in TRANSITION_NAMES[attention]:
+        record = measured.get(name) or _absent("not measured")
+        if name in statuses:
+            lines.append(f"{name}: {statuses[name]['summary']} [{record['note']}]")
+        else:
+            lines.append(f"{name}: measured {quote_bracket(record['bracket'])} [{record['note']}]")
+    reasons = agreement_record.get("reasons", [])
+    lines.append(f"passes: {str(agreement_record.get('passes', False)).lower()}"
+                 + (f" ({'; '.join(reasons)})" if reasons else ""))
+    return lines

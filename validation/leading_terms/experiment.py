@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from emergence.numerics.magnitude import cosine, largest_magnitude
 from emergence.numerics.leading_terms.basis_statistics import BasisStatistics, basis_statistics
 from emergence.numerics.corpus.documents import TokenCorpus, load_corpus
 from emergence.numerics.leading_terms.leading_weights import COMPONENTS, size_conditions, step_coefficients, step_limit
@@ -74,27 +75,25 @@ class LeadingTermRun:
 
 
 def frobenius_cosine(trained: torch.Tensor, predicted: torch.Tensor) -> float | None:
-    """tr(A^T B)/(|A| |B|) of the flattened arrays; ``None`` when either is zero."""
-    norms = torch.linalg.vector_norm(trained) * torch.linalg.vector_norm(predicted)
-    if norms == 0:
-        return None
-    return float((trained.flatten() @ predicted.flatten()) / norms)
+    """tr(A^T B)/(|A| |B|) of the flattened arrays, scale-free; ``None`` when either is zero."""
+    return cosine(trained, predicted)
 
 
 def relative_error(trained: torch.Tensor, predicted: torch.Tensor) -> float | None:
-    """|A - B| / |B| (Frobenius); ``None`` when the prediction is zero."""
-    scale = torch.linalg.vector_norm(predicted)
+    """|A - B| / |B| (Frobenius, both divided by max|B| first); ``None`` when the prediction is zero."""
+    scale = largest_magnitude(predicted.flatten(), 1)
     if scale == 0:
         return None
-    return float(torch.linalg.vector_norm(trained - predicted) / scale)
+    return float(torch.linalg.vector_norm((trained - predicted) / scale) / torch.linalg.vector_norm(predicted / scale))
 
 
 def project_off(weight: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
-    """W - <W, D> D / |D|^2: the weight with its component along D removed."""
-    scale = direction.flatten() @ direction.flatten()
+    """W - <W, D> D / |D|^2: the weight with its component along D removed (D normalised first)."""
+    scale = largest_magnitude(direction.flatten(), 1)
     if scale == 0:
         return weight.clone()
-    return weight - (weight.flatten() @ direction.flatten()) / scale * direction
+    unit = direction / scale
+    return weight - (weight.flatten() @ unit.flatten()) / (unit.flatten() @ unit.flatten()) * unit
 
 
 MARKOV_SOURCE = "markov"

@@ -1,0 +1,143 @@
+"""Argument checks shared by every command: argparse ``type=`` functions that refuse bad input at parse time.
+
+Each function turns the text of one option into a value or raises ``argparse.ArgumentTypeError``
+with one sentence; the CLI's parser prints it as one line (``emergence: error: argument --X: ...``)
+and exits with status 2 before any work starts.  Checks that need several options at once
+(memory estimates) run at the top of the command's ``run`` through :mod:`emergence.numerics.limits`.
+
+>>> integer(1)("8")
+8
+>>> positive_float("1e308")
+1e+308
+>>> output_file(".json", stdout=True)("-")
+'-'
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+SEED_LIMIT = 2**32
+"""Seeds are 0 <= seed < 2**32 (every generator the engine uses accepts them, and derived seeds stay below 2**64)."""
+
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+JSON_FORMATS = (".json",)
+NPZ_FORMATS = (".npz",)
+
+
+def _fail(message: str):
+    raise argparse.ArgumentTypeError(message)
+
+
+def integer(low: int | None = None, high: int | None = None, what: str = "") -> Callable[[str], int]:
+    """An integer in ``[low, high]``; ``8.5``, ``nan`` or ``1e3`` are refused, not rounded.
+
+    ``what`` names the quantity in the message.
+
+    >>> integer(1)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer >= 1, got 0 (out of range)
+    >>> integer(1, what="sequence length T")("x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: sequence length T must be a whole number >= 1, got 'x'
+    """
+    prefix = f"{what} " if what else ""
+    bounds = " and ".join(part for part in (f">= {low}" if low is not None else "",
+                                            f"<= {high}" if high is not None else "") if part)
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            _fail(f"{prefix}must be a whole number{' ' + bounds if bounds else ''}, got {text!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            _fail(f"{prefix}must be an integer {bounds}, got {value} (out of range)")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+seed = integer(0, SEED_LIMIT - 1)
+seed.__name__ = "seed"
+
+
+def finite_float(low: float | None = None, high: float | None = None, open_low: bool = False,
+                 what: str = "") -> Callable[[str], float]:
+    """A finite number in ``[low, high]`` (``(low, high]`` with ``open_low``); nan and inf are refused."""
+    prefix = f"{what} " if what else ""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            _fail(f"{prefix}must be a number, got {text!r}")
+        if not math.isfinite(value):
+            _fail(f"{prefix}must be a finite number, got {text!r}")
+        if low is not None and (value < low or (open_low and value == low)):
+            _fail(f"{prefix}must be {'>' if open_low else '>='} {low:g}, got {value:g} (out of range)")
+        if high is not None and value > high:
+            _fail(f"{prefix}must be <= {high:g}, got {value:g} (out of range)")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+positive_float = finite_float(0.0, open_low=True)
+positive_float.__name__ = "positive number"
+learning_rate = finite_float(0.0, open_low=True, what="learning rate")
+learning_rate.__name__ = "learning rate"
+
+
+def output_file(*suffixes: str, stdout: bool = False) -> Callable[[str], str]:
+    """A file the command can write later: its format is known and its folder is (or can be made) writable.
+
+    The nearest existing ancestor folder must accept a file (a temporary probe, removed at once; no
+    folder is created), and the path must not be a folder.  ``-`` (standard output) is accepted with ``stdout``.
+    """
+
+    def parse(text: str) -> str:
+        if stdout and text == "-":
+            return text
+        path = Path(text).expanduser()
+        if suffixes and path.suffix.lower() not in suffixes:
+            _fail(f"{text!r} has an unsupported format {path.suffix or '(none)'!r}; use {', '.join(suffixes)}")
+        _check_writable(path, text)
+        return text
+
+    parse.__name__ = "output file"
+    return parse
+
+
+def output_folder(text: str) -> Path:
+    """A folder the command can create or write into (probed in its nearest existing ancestor, not created)."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        _fail(f"{text!r} exists and is not a folder")
+    _check_writable(path / "probe", text)
+    return Path(text)
+
+
+def _check_writable(path: Path, text: str) -> None:
+    if path.is_dir():
+        _fail(f"{text!r} is a folder; give a file name")
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        _fail(f"cannot write to {text!r}: {str(parent)!r} is not a folder")
+    try:  # a real probe: permission bits say nothing for root, read-only mounts or /proc
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".emergence-write-test-"):
+            pass
+    except OSError as error:
+        _fail(f"cannot write to {text!r}: {error.strerror or error} in {str(parent)!r}")
+    if path.exists() and not os.access(path, os.W_OK):
+        _fail(f"cannot write to {text!r}: the file is read-only")
