@@ -64,7 +64,7 @@ class CopyExperiment:
             raise InvalidSizeError("the P grid needs positive numbers of sequences")
         self.check_memory()
         if len(set(self.P)) < 2:
-            raise InvalidSizeError(f"the P grid {list(self.P)} has one point; transitions need at least 2")
+            raise InvalidSizeError(f"--P-grid {list(self.P)} has 1 distinct point; transitions need at least 2")
 
     def check_memory(self) -> None:
         """Refuse, in one line with the estimate, a sweep whose models would not fit in memory."""

@@ -113,7 +113,13 @@ def _cosine_record(cosine: dict) -> LeadingTermValidation:
 def test_an_unknown_figure_format_is_a_one_line_error(tmp_path, capsys):
     assert main(["phase-diagram", "--attention", "linear", "--L", "16", "--V", "4", "--points", "20",
                  "--plot", str(tmp_path / "figure.xyz")]) == 2
-    assert capsys.readouterr().err.strip().startswith("emergence: error: cannot write a figure as .xyz")
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("emergence: error: ") and "\n" not in error and "'.xyz'" in error
+    from emergence.figures import figure_format
+    from emergence.theory.errors import EmergenceError
+
+    with pytest.raises(EmergenceError, match="cannot write a figure as .xyz"):  # the API's own check
+        figure_format(tmp_path / "figure.xyz")
     assert not list(tmp_path.iterdir())
 
 
