@@ -2,6 +2,7 @@
 
 import mpmath
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,3 +61,16 @@ def test_isotropic_ratio_lies_between_its_limits(L, V, s, lam_value, beta_value)
     upper = float(sp.sqrt(ratio["prior_dominated_squared"].subs(values)))
     lower = float(ratio["occam_dominated"].subs(values))
     assert min(lower, upper) * (1 - 1e-9) <= PG / P1 <= max(lower, upper) * (1 + 1e-9)
+
+
+def test_action_split_check_rejects_a_changed_prior(monkeypatch):
+    """The prior/data split of the softmax action is checked against an independent data action."""
+    import emergence.theory.copy_head.asymptotics as asymptotics
+    from emergence.theory.copy_head.softmax import softmax_reduced_action
+    from emergence.theory.copy_head.symbols import aG
+
+    assert set(asymptotics.scaled_action_limits()) == {"data", "prior_remainder", "prior_uniform"}
+    changed = softmax_reduced_action("raw") + (L_symbol - 1) * sp.log(aG) ** 2 / (4 * sG)
+    monkeypatch.setattr(asymptotics, "softmax_reduced_action", lambda targets="raw": changed)
+    with pytest.raises(ArithmeticError, match="does not split"):
+        asymptotics.scaled_action_limits.__wrapped__()

@@ -9,7 +9,14 @@ vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
   :math:`\ln P` (:mod:`.crossover`); where the copy mode switches on by a jump of the
   global minimum (model T at :math:`L/V \gtrsim 256`), the jump ``P_star`` itself;
   ``None`` for softmax attention, whose copy transition is ``P_star``;
-- ``crossover_literal``: the first :math:`c_G = c_1` point;
+- ``crossover_literal``: the first :math:`c_G = c_1` point.  For softmax attention rows sum to
+  one, so :math:`c_1 = 1 - c_G` and the point is :math:`c_G = 1/2`, i.e. where the mean
+  attention on the previous token reaches :math:`a_G = (L+1)/(2L) \approx 1/2`.  It is a
+  statement about the strength of the head, not a transition: with readout variance
+  :math:`\lambda = 1` the jump at ``P_star`` lands on a weak head and this point comes much
+  later (at L = 256, V = 16: ``P_star`` = 5.3e3 on a_G = 0.11, ``crossover_literal`` = 4.19e5);
+  when the jump lands above a_G = 1/2 it is reached by the jump itself (then it equals
+  ``P_star``);
 - ``P_star`` and ``spinodals``: the coexistence point and the metastable window
   (:mod:`.first_order`).
 
@@ -98,7 +105,7 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
         "P1": P1,
         "critical_exponent": exponent,
         "crossover": _crossover(action, P, y, P_star),
-        "crossover_literal": literal_crossover(action, P, y),
+        "crossover_literal": literal_crossover(action, P, y, P_star),
         "P_star": P_star,
         "spinodals": None if window is None else list(window),
     }

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from emergence.theory.copy_head.softmax import softmax_reduced_action
+from emergence.theory.copy_head.softmax import softmax_data_action, softmax_reduced_action
 from emergence.theory.copy_head.symbols import L, P, V, aG, beta, lam, sG
 
 x, Pi, beta0_, ell = sp.symbols("x Pi beta0 ell", positive=True)
@@ -44,9 +44,10 @@ def scaled_action_limits() -> dict[str, sp.Expr]:
     action = softmax_reduced_action("raw")
     logit = sp.log(aG / (1 - aG)) + sp.log(L - 1)
     prior = (L - 1) * logit**2 / (2 * sG)
-    data = sp.expand(action - prior)
+    data = softmax_data_action("raw")
     if sp.simplify(action - prior - data) != 0:
-        raise ArithmeticError("the softmax action does not split into prior and data as expected")
+        raise ArithmeticError("the softmax action does not split into the gap prior (L-1) g(a)^2/(2 sG) and "
+                              "the population data action")
     scaling = {P: L * Pi, beta: beta0_ / L}
     copy_weight = sp.sqrt(x / L)
     data_limit = sp.limit((data.subs(scaling).subs(aG, copy_weight) - data.subs(scaling).subs(aG, 1 / L)) / L,

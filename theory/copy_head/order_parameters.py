@@ -52,13 +52,26 @@ def query_key_generators() -> list[tuple[str, sp.Expr]]:
     ]
 
 
+def _reduce_in_algebra(expression: sp.Expr) -> sp.Expr:
+    r"""Reduce a polynomial in J_left, J_right with :math:`J^2 = LJ` on each side (degree <= 1 in each)."""
+    polynomial = sp.Poly(sp.expand(expression), J_LEFT, J_RIGHT)
+    reduced = sp.Integer(0)
+    for (left_power, right_power), coefficient in polynomial.terms():
+        left = L ** (left_power - 1) * J_LEFT if left_power else 1
+        right = L ** (right_power - 1) * J_RIGHT if right_power else 1
+        reduced += coefficient * left * right
+    return sp.expand(reduced)
+
+
 @lru_cache(maxsize=None)
 def query_key_logit_covariance() -> dict[str, sp.Expr]:
     r"""Covariance operator of the token-independent logits of architecture T (per :math:`\sigma^2`).
 
-    Returns ``operator`` (a polynomial in J_left, J_right), its factorised form and the
-    precision's ``kappa``: :math:`(I + J/V)^{-1} = I + \kappa J` solved in the algebra
-    :math:`J^2 = L J`.
+    Returns ``operator`` (the sum of the generator terms of :func:`query_key_generators`, a
+    polynomial in J_left, J_right), its factorised form, its ``precision`` (the inverse
+    :math:`p_0 + p_1J_{\rm left} + p_2J_{\rm right} + p_3J_{\rm left}J_{\rm right}`, solved in the
+    algebra :math:`J^2 = LJ`) and the precision's ``kappa``: the precision must factorise as
+    :math:`(I + \kappa J)\,G\,(I + \kappa J)`, which is checked, not assumed.
 
     >>> query_key_logit_covariance()["factorised"]
     (J_left + V)*(J_right + V)/V**2
@@ -67,11 +80,19 @@ def query_key_logit_covariance() -> dict[str, sp.Expr]:
     """
     operator = sp.Add(*(term for _, term in query_key_generators()))
     factorised = sp.factor(operator)
-    j, kappa = sp.symbols("j kappa")
-    one_side = sp.expand((1 + j / V) * (1 + kappa * j))
-    reduced = sp.expand(one_side.subs(j**2, L * j))
-    kappa_value = sp.solve(sp.Eq(reduced.coeff(j, 1), 0), kappa)[0]
-    return {"operator": operator, "factorised": factorised, "kappa": sp.simplify(kappa_value)}
+    p0, p1, p2, p3 = sp.symbols("p0:4")
+    inverse = p0 + p1 * J_LEFT + p2 * J_RIGHT + p3 * J_LEFT * J_RIGHT
+    product = sp.Poly(_reduce_in_algebra(operator * inverse) - 1, J_LEFT, J_RIGHT)
+    solution = sp.solve(product.coeffs(), [p0, p1, p2, p3], dict=True)
+    if len(solution) != 1:
+        raise ArithmeticError(f"the logit covariance {operator} has no unique inverse: {solution}")
+    precision = {symbol: sp.factor(solution[0][symbol]) for symbol in (p0, p1, p2, p3)}
+    kappa = precision[p1]
+    two_sided = {p0: 1, p1: kappa, p2: kappa, p3: kappa**2}
+    if any(sp.simplify(precision[symbol] - value) != 0 for symbol, value in two_sided.items()):
+        raise ArithmeticError(f"the logit precision {precision} is not of the two-sided form (I + kappa J) G (I + kappa J)")
+    return {"operator": operator, "factorised": factorised,
+            "precision": inverse.subs(precision), "kappa": sp.simplify(kappa)}
 
 
 def logit_precision_kappa(architecture: str) -> sp.Expr:
