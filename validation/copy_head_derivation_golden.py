@@ -16,7 +16,7 @@ from emergence.numerics.kernels.copy_head_softmax import (
 from emergence.validation.golden import HeadlineNumber
 
 REFERENCE_L, REFERENCE_V = 256, 16
-DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, beta0, d, e
+DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, r, beta0, d, e (lambda = 1)
 
 
 def _ell(L, ctx):

@@ -27,7 +27,8 @@ import sympy as sp
 
 from emergence.theory.copy_head.patterns import Pattern, attention_invariants, shift_entries, two_sided_quadratic_form
 from emergence.theory.copy_head.population import population_action
-from emergence.theory.copy_head.symbols import L, V, c1, cG, m, n, q, r, s1, sG, sigma2, u
+from emergence.theory.copy_head.model import SCALE_LAWS
+from emergence.theory.copy_head.symbols import L, V, c1, cG, lam, m, n, q, r, r_W, s1, sG, sigma2, u
 
 J_LEFT, J_RIGHT = sp.symbols("J_left J_right", positive=True)
 """Left and right multiplication by J = 11^T (commuting operators on L x L matrices)."""
@@ -171,3 +172,39 @@ def linear_prior_check(architecture: str, normalisation_exponent: int = 1) -> sp
     scales = effective_linear_scales(architecture, normalisation_exponent)
     in_scales = linear_prior_in_scales().subs({s1: scales["s1"], sG: scales["sG"]})
     return sp.simplify(linear_attention_prior_cost(architecture, normalisation_exponent) - in_scales)
+
+
+@lru_cache(maxsize=None)
+def matched_linear_normalisation() -> dict[str, sp.Expr]:
+    r"""The linear normalisation :math:`A = G/L^{k(r)}` that makes the linear action independent of r.
+
+    The population data action depends on the readout variance only through
+    :math:`\tilde p = \lambda\beta P/V` multiplying the invariants q, m^2, r, n^2, which are
+    quadratic in A; rescaling :math:`A\to\alpha A` together with
+    :math:`\lambda\to\lambda/\alpha^2` and the prior variances of A by :math:`\alpha^2` leaves
+    the action unchanged.  So the action depends only on :math:`\lambda s_1` and
+    :math:`\lambda s_G` (``invariance`` checks :math:`\partial_r` of both vanishes, and that
+    the linear action itself, written in :math:`\alpha A`, is unchanged), and k solves
+    :math:`\lambda(r)\,L^{-2k} = \lambda(0)\,L^{-2}`.
+
+    >>> matched_linear_normalisation()["k"]
+    1 - r_W/2
+    >>> matched_linear_normalisation()["invariance"]
+    (0, 0, 0)
+    """
+    k = sp.Symbol("k", real=True)
+    law = SCALE_LAWS["lam"]
+    solutions = sp.solve(sp.Eq(sp.log(law * L ** (-2 * k)), sp.log(law.subs(r_W, 0) * L**-2)), k)
+    if len(solutions) != 1:
+        raise ArithmeticError(f"expected one matched normalisation exponent, got {solutions}")
+    k_matched = sp.expand(solutions[0])
+    general = effective_linear_scales("T", 0)
+    products = [sp.factor(sp.powsimp(sp.expand_power_base(law * general[name] * L ** (-2 * k_matched), force=True), force=True))
+                for name in ("s1", "sG")]
+    alpha = sp.Symbol("alpha", positive=True)
+    action = linear_reduced_action("raw")
+    rescaled = action.subs({c1: alpha * c1, cG: alpha * cG, lam: lam / alpha**2, s1: s1 * alpha**2,
+                            sG: sG * alpha**2}, simultaneous=True)
+    invariance = tuple(sp.simplify(sp.diff(sp.expand_log(sp.log(p), force=True), r_W)) for p in products)
+    return {"k": k_matched, "lam_s1": products[0], "lam_sG": products[1],
+            "invariance": invariance + (sp.simplify(rescaled - action),)}
