@@ -74,3 +74,18 @@ def test_action_split_check_rejects_a_changed_prior(monkeypatch):
     monkeypatch.setattr(asymptotics, "softmax_reduced_action", lambda targets="raw": changed)
     with pytest.raises(ArithmeticError, match="does not split"):
         asymptotics.scaled_action_limits.__wrapped__()
+
+
+def test_readout_scaled_jump_lands_where_the_dominant_balance_says():
+    """lambda = 1/L: the full 50-digit coexistence against the derived balance (a*, P*) of readout_coexistence."""
+    from emergence.theory.copy_head.asymptotics import readout_landing
+
+    ratios = []
+    for L in (256, 1024, 65536):
+        coexistence = softmax_coexistence(L, 16, r=1)
+        landing = readout_landing(L, 16)
+        assert float(coexistence["a_uniform"]) < 1.01 / L  # no precursor: a_G ~ 1/L before the jump
+        assert float(coexistence["a_copy"]) >= 0.5
+        assert abs(float(coexistence["a_copy"]) - landing["a_star"]) < 0.006
+        ratios.append(float(coexistence["P_star"]) / landing["P_star"])
+    assert all(np.diff(ratios) < 0) and 1 < ratios[-1] < 1.001 and ratios[0] < 1.02, ratios
