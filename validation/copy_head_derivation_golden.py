@@ -91,4 +91,10 @@ def headline_numbers() -> list[HeadlineNumber]:
         HeadlineNumber("copy_head.softmax.P_star_over_balance_L1e6",
                        "P* / dominant-balance estimate at L = 1e6, V = 16 (-> 1 as L grows)",
                        lambda: float(softmax_coexistence(10**6, 16)["P_star"] / softmax_coexistence(10**6, 16)["balance"])),
+        HeadlineNumber("copy_head.softmax.readout_r1.P_star",
+                       f"P* with readout variance lambda = 1/L (convention r=1), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["P_star"])),
+        HeadlineNumber("copy_head.softmax.readout_r1.a_copy_at_P_star",
+                       f"where the jump lands, lambda = 1/L (convention r=1), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["a_copy"])),
     ]
