@@ -76,7 +76,7 @@ def derived_reference(claim: str, convention):
     if not model_t:
         return None
     kernels = generated_kernels()
-    if claim == "softmax-first-order":
+    if claim == "softmax-first-order" and convention.r == 0:  # the balance below needs lambda fixed in L
         from emergence.theory.copy_head.asymptotics import ell_of_L, leading_P_star
 
         forms = leading_P_star()
@@ -96,7 +96,8 @@ def derived_reference(claim: str, convention):
 
         return Reference("L*V*ell**3/(beta0*sG*(V - 1)*(ell - 1)), ell = 1 - LambertW(-2*exp(2)/L, -1)/2",
                          value, True, float(constant))
-    if claim == "linear-second-order" and convention.beta0 == 1 and convention.normalisation == "G/L":
+    matched = convention.attention_normalisation_exponent == 1 - convention.r / 2  # lam*s as for A = G/L, lam = 1
+    if claim == "linear-second-order" and convention.beta0 == 1 and matched:
         from emergence.theory.copy_head.landau import leading_second_order_point
 
         coefficient = leading_second_order_point()["coefficient_of_V2"]
