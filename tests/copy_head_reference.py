@@ -20,7 +20,7 @@ linear: :math:`S = (c_1+c_G)^2/(2s_1) + (L-1) c_G^2/(2 s_G) + S_\mathrm{data}` w
 :math:`g = \ln(a/(1-a)) + \ln(L-1)`, :math:`q = L[a^2 + (1-a)^2/(L-1)]`, :math:`m = La`,
 :math:`n = r = L`.  Scales: :math:`s = \sigma_G^2 L^{-a}`, :math:`s_1 = s(1/V+1/L)^2`,
 :math:`s_G = s/L^2` (linear, ``A = G/L``; ``A = G/L^k`` in general; the softmax :math:`s_G = s` is a logit variance),
-:math:`\lambda = \sigma_W^2 V^{-c}`, :math:`\beta = \beta_0 L^{-d}V^{-e}`.  The priors are the
+:math:`\lambda = \sigma_W^2 V^{-c} L^{-r}`, :math:`\beta = \beta_0 L^{-d}V^{-e}`.  The priors are the
 derived ones (diagonal in :math:`(c_1 + c_G, c_G)`, gauge-fixed :math:`(L-1)g^2` for softmax;
 the note had :math:`c_1^2` and :math:`L g^2`), as the derive helper's contract update states.
 
@@ -39,14 +39,14 @@ from emergence.theory.codegen import Kernel, KernelModule, module_source
 
 c1, cG, aG, P, L, V = sp.symbols("c1 cG aG P L V", positive=True)
 s1, sG, lam, beta = sp.symbols("s1 sG lam beta", positive=True)
-sigma_G2, a, sigma_W2, c, beta0, d, e, k = sp.symbols("sigma_G2 a sigma_W2 c beta0 d e k", real=True)
+sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k = sp.symbols("sigma_G2 a sigma_W2 c r_W beta0 d e k", real=True)
 
 _DOMAIN = {
     "c1": (0.01, 1.0, "uniform"), "cG": (0.01, 1.0, "uniform"), "aG": (0.01, 0.9, "uniform"),
     "P": (10.0, 1e5, "log"), "L": (8.0, 512.0, "log"), "V": (4.0, 64.0, "log"),
     "s1": (1e-3, 1.0, "log"), "sG": (1e-6, 1e-2, "log"), "lam": (0.1, 1.0, "log"),
     "beta": (1e-3, 1.0, "log"), "sigma_G2": (0.5, 2.0, "log"), "a": (0.0, 1.0, "uniform"),
-    "sigma_W2": (0.5, 2.0, "log"), "c": (0.0, 1.0, "uniform"), "beta0": (0.5, 2.0, "log"),
+    "sigma_W2": (0.5, 2.0, "log"), "c": (0.0, 1.0, "uniform"), "r_W": (0.0, 2.0, "uniform"), "beta0": (0.5, 2.0, "log"),
     "d": (0.0, 1.0, "uniform"), "e": (0.0, 1.0, "uniform"), "k": (0.0, 1.0, "uniform"),
 }
 
@@ -74,14 +74,15 @@ def _kernel(name, arguments, outputs, summary):
 def _modules() -> list[KernelModule]:
     s = sigma_G2 * L**-a
     scales = _kernel(
-        "copy_head_scales_T", (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k),
-        (("s1", s * (1 / V + 1 / L) ** 2 * L ** (2 - 2 * k)), ("sG", s / L ** (2 * k)), ("lam", sigma_W2 * V**-c),
+        "copy_head_scales_T", (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k),
+        (("s1", s * (1 / V + 1 / L) ** 2 * L ** (2 - 2 * k)), ("sG", s / L ** (2 * k)),
+         ("lam", sigma_W2 * V**-c * L**-r_W),
          ("beta", beta0 * L**-d * V**-e)),
         "test double: model-T scales (A = G/L**k)",
     )
     softmax_scales = _kernel(
-        "copy_head_softmax_scales", (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e),
-        (("sG", s), ("lam", sigma_W2 * V**-c), ("beta", beta0 * L**-d * V**-e)),
+        "copy_head_softmax_scales", (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e),
+        (("sG", s), ("lam", sigma_W2 * V**-c * L**-r_W), ("beta", beta0 * L**-d * V**-e)),
         "test double: model-T softmax scales",
     )
     lin_q, lin_m = c1**2 + 2 * c1 * cG + L * cG**2, c1 + L * cG

@@ -2,6 +2,7 @@
 
 import mpmath
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,3 +62,31 @@ def test_isotropic_ratio_lies_between_its_limits(L, V, s, lam_value, beta_value)
     upper = float(sp.sqrt(ratio["prior_dominated_squared"].subs(values)))
     lower = float(ratio["occam_dominated"].subs(values))
     assert min(lower, upper) * (1 - 1e-9) <= PG / P1 <= max(lower, upper) * (1 + 1e-9)
+
+
+def test_action_split_check_rejects_a_changed_prior(monkeypatch):
+    """The prior/data split of the softmax action is checked against an independent data action."""
+    import emergence.theory.copy_head.asymptotics as asymptotics
+    from emergence.theory.copy_head.softmax import softmax_reduced_action
+    from emergence.theory.copy_head.symbols import aG
+
+    assert set(asymptotics.scaled_action_limits()) == {"data", "prior_remainder", "prior_uniform"}
+    changed = softmax_reduced_action("raw") + (L_symbol - 1) * sp.log(aG) ** 2 / (4 * sG)
+    monkeypatch.setattr(asymptotics, "softmax_reduced_action", lambda targets="raw": changed)
+    with pytest.raises(ArithmeticError, match="does not split"):
+        asymptotics.scaled_action_limits.__wrapped__()
+
+
+def test_readout_scaled_jump_lands_where_the_dominant_balance_says():
+    """lambda = 1/L: the full 50-digit coexistence against the derived balance (a*, P*) of readout_coexistence."""
+    from emergence.theory.copy_head.asymptotics import readout_landing
+
+    ratios = []
+    for L in (256, 1024, 65536):
+        coexistence = softmax_coexistence(L, 16, r=1)
+        landing = readout_landing(L, 16)
+        assert float(coexistence["a_uniform"]) < 1.01 / L  # no precursor: a_G ~ 1/L before the jump
+        assert float(coexistence["a_copy"]) >= 0.5
+        assert abs(float(coexistence["a_copy"]) - landing["a_star"]) < 0.006
+        ratios.append(float(coexistence["P_star"]) / landing["P_star"])
+    assert all(np.diff(ratios) < 0) and 1 < ratios[-1] < 1.001 and ratios[0] < 1.02, ratios

@@ -6,7 +6,8 @@ import pytest
 
 from emergence.cli import main
 
-PHASE_DIAGRAM_KEYS = {"attention", "L", "V", "convention", "P", "c1", "cG", "loss", "transitions", "provenance"}
+PHASE_DIAGRAM_KEYS = {"attention", "L", "V", "convention", "P", "c1", "cG", "aG", "copy_fraction", "loss", "transitions",
+                      "missing_transitions", "provenance"}
 TRANSITION_KEYS = {"P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"}
 SCALING_KEYS = {"claim", "law", "convention", "sizes", "P_star", "ratio", "local_exponent", "fit", "holds",
                 "tolerance", "dps", "provenance"}

@@ -19,7 +19,7 @@ from emergence.theory.copy_head.symbols import lam as lam_symbol, sigma2
 
 
 def default_point(L, V, P_factor):
-    s1, sG, lam, beta = copy_head_scales(L, V, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)
+    s1, sG, lam, beta = copy_head_scales(L, V, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)
     P1 = linear_second_order_point(L, V, s1, lam, beta)
     return float(P1 * P_factor), float(s1), float(sG), float(lam), float(beta)
 
@@ -77,7 +77,7 @@ def test_P1_is_a_second_order_point(V, ratio, a, c, d, sigma, lam_scale):
     for L ~ V, where the copy coupling H_1G matters.
     """
     L = max(int(V * ratio), 2)
-    s1, sG, lam, beta = copy_head_scales(L, V, sigma, a, lam_scale, c, 1.0, d, 0.0)
+    s1, sG, lam, beta = copy_head_scales(L, V, sigma, a, lam_scale, c, 0.0, 1.0, d, 0.0)
     P1 = float(linear_second_order_point(L, V, s1, lam, beta))
     h11, _, _ = linear_action_hessian(0.0, 0.0, P1, L, V, s1, sG, lam, beta)
     assert abs(h11) <= 1e-8 / s1
@@ -105,7 +105,7 @@ def test_leading_P1_matches_the_closed_form_at_large_L_and_V():
     coefficient = leading_second_order_point()["coefficient_of_V2"]
     for sigma, lam in ((1.0, 1.0), (0.5, 2.0)):
         expected = float(coefficient.subs({sigma2: sigma, lam_symbol: lam}))
-        s1, sG, lam_value, beta = copy_head_scales(1e9, 1e3, sigma, 0.0, lam, 0.0, 1.0, 1.0, 0.0)
+        s1, sG, lam_value, beta = copy_head_scales(1e9, 1e3, sigma, 0.0, lam, 0.0, 0.0, 1.0, 1.0, 0.0)
         P1 = linear_second_order_point(1e9, 1e3, s1, lam_value, beta)
         assert abs(P1 / 1e6 - expected) <= 2e-3 * expected
     assert abs(float(coefficient.subs({sigma2: 1, lam_symbol: 1})) - (1 + 5**0.5) / 2) < 1e-15

@@ -99,3 +99,33 @@ def test_effective_scales_are_diagonal_in_the_orthogonal_coordinates():
     scales = effective_linear_scales("T", 1)
     assert sp.simplify(scales["s1"] - sigma2 * (1 / V_symbol + 1 / L_symbol) ** 2) == 0
     assert sp.simplify(scales["sG"] - sigma2 / L_symbol**2) == 0
+
+
+def _operator_matrix(expression, L, V):
+    """The derived operator on row-major vec(G): J_left -> J kron I, J_right -> I kron J."""
+    ones, identity = np.ones((L, L)), np.eye(L)
+    polynomial = sp.Poly(sp.expand(expression), sp.Symbol("J_left", positive=True), sp.Symbol("J_right", positive=True))
+    matrix = np.zeros((L * L, L * L))
+    for (left_power, right_power), coefficient in polynomial.terms():
+        left = np.linalg.matrix_power(ones, left_power)
+        right = np.linalg.matrix_power(ones, right_power)
+        matrix += float(coefficient.subs({L_symbol: L, V_symbol: V})) * np.kron(left, right)
+    return matrix
+
+
+@settings(max_examples=6, deadline=None)
+@given(L=st.integers(2, 5), V=st.integers(2, 5))
+def test_derived_covariance_operator_and_precision_match_the_generators(L, V):
+    """The SymPy operator (sum of the generator terms) and its precision against dense linear algebra.
+
+    Fails when a generator term is changed (e.g. the token-token block /V**2 -> /V).
+    """
+    images = np.array([logits(generator, np.eye(V)[np.zeros(L, dtype=int)]).reshape(-1)
+                       for generator in family_generators(L, V)])
+    brute_covariance = images.T @ images
+    derived = query_key_logit_covariance()
+    np.testing.assert_allclose(_operator_matrix(derived["operator"], L, V), brute_covariance, atol=1e-12)
+    np.testing.assert_allclose(_operator_matrix(derived["precision"], L, V), np.linalg.inv(brute_covariance), atol=1e-10)
+    kappa = float(derived["kappa"].subs({L_symbol: L, V_symbol: V}))
+    K = np.eye(L) + kappa * np.ones((L, L))
+    np.testing.assert_allclose(np.kron(K, K), np.linalg.inv(brute_covariance), atol=1e-10)

@@ -101,12 +101,12 @@ def test_generated_kernels_agree_with_the_independent_test_double(L, V, P):
     rng = np.random.default_rng(int(L * V) % 1000)
     c1, cG = rng.uniform(-1, 1, (2, 5))
     aG = rng.uniform(0.01, 0.95, 5)
-    s1, sG, lam, beta = generated.scales.copy_head_scales_T(L, V, 1.3, 0.5, 0.8, 0.2, 1.1, 1.0, 0.3, 1)
-    assert np.allclose((s1, sG, lam, beta), double.scales.copy_head_scales_T(L, V, 1.3, 0.5, 0.8, 0.2, 1.1, 1.0, 0.3, 1))
+    s1, sG, lam, beta = generated.scales.copy_head_scales_T(L, V, 1.3, 0.5, 0.8, 0.2, 0.7, 1.1, 1.0, 0.3, 1)
+    assert np.allclose((s1, sG, lam, beta), double.scales.copy_head_scales_T(L, V, 1.3, 0.5, 0.8, 0.2, 0.7, 1.1, 1.0, 0.3, 1))
     for name in ("linear_action", "linear_action_gradient", "linear_action_hessian"):
         np.testing.assert_allclose(getattr(generated.linear, name)(c1, cG, P, L, V, s1, sG, lam, beta),
                                    getattr(double.linear, name)(c1, cG, P, L, V, s1, sG, lam, beta), rtol=1e-9, atol=1e-9)
-    sG_soft, lam, beta = generated.scales.copy_head_softmax_scales(L, V, 1.3, 0.5, 0.8, 0.2, 1.1, 1.0, 0.3)
+    sG_soft, lam, beta = generated.scales.copy_head_softmax_scales(L, V, 1.3, 0.5, 0.8, 0.2, 0.7, 1.1, 1.0, 0.3)
     for name in ("softmax_action", "softmax_action_derivative", "softmax_action_second_derivative"):
         np.testing.assert_allclose(getattr(generated.softmax, name)(aG, P, L, V, sG_soft, lam, beta),
                                    getattr(double.softmax, name)(aG, P, L, V, sG_soft, lam, beta), rtol=1e-9, atol=1e-9)

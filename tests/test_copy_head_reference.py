@@ -13,7 +13,7 @@ from emergence.numerics.kernels.copy_head_softmax import softmax_action_derivati
 from emergence.validation.copy_head_derivation_golden import softmax_coexistence
 
 L, V = 256, 16
-KNOBS = (1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)
+KNOBS = (1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)  # the note's lambda = 1 (r = 0)
 
 
 def test_linear_reference_numbers():

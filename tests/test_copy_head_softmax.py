@@ -70,7 +70,7 @@ def test_variance_rate_equals_the_chi_square_tail(ratio):
 @given(L=st.integers(4, 64), V=st.integers(2, 32), weight=st.floats(0.01, 0.99), P=st.floats(10, 1e5))
 def test_reduced_action_equals_the_explicit_softmax_pattern(L, V, weight, P):
     """Prior from the gauge-fixed logits, data term from q, m, r, n of the explicit matrix A."""
-    sG, lam_value, beta_value = copy_head_softmax_scales(L, V, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)
+    sG, lam_value, beta_value = copy_head_softmax_scales(L, V, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)
     g = np.log(weight / (1 - weight)) + np.log(L - 1)
     G = g * shift_matrix(L, "cyclic")
     A = np.exp(G) / np.exp(G).sum(axis=1, keepdims=True)
@@ -88,7 +88,7 @@ def test_reduced_action_equals_the_explicit_softmax_pattern(L, V, weight, P):
 @given(L=st.integers(8, 2048), V=st.integers(2, 64), weight=st.floats(0.01, 0.99), P=st.floats(10, 1e5),
        variance=st.floats(0.05, 3.0))
 def test_derivatives_equal_torch_autograd(L, V, weight, P, variance):
-    sG, lam_value, beta_value = copy_head_softmax_scales(L, V, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)
+    sG, lam_value, beta_value = copy_head_softmax_scales(L, V, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)
     x = torch.tensor(weight, dtype=torch.float64, requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -52,7 +52,7 @@ def _direct_attention(model, batch, r):
     if c.attention == "softmax":
         A = torch.softmax(G, dim=-1)
     else:
-        A = G / L if c.normalisation == "G/L" else G
+        A = G / L ** c.attention_normalisation_exponent
     return X, A, batch.targets[rows]
 
 

@@ -16,23 +16,26 @@ from emergence.numerics.kernels.copy_head_softmax import (
 from emergence.validation.golden import HeadlineNumber
 
 REFERENCE_L, REFERENCE_V = 256, 16
-DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, beta0, d, e
+DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, r, beta0, d, e (lambda = 1)
 
 
 def _ell(L, ctx):
     return 1 - ctx.lambertw(-2 * ctx.e**2 / ctx.mpf(L), -1).real / 2
 
 
-def softmax_coexistence(L: int, V: int, dps: int = 50) -> dict[str, mpmath.mpf]:
-    """P* where the uniform and copy minima of the model-T softmax action (defaults) have equal action.
+def softmax_coexistence(L: int, V: int, dps: int = 50, r: float = 0.0) -> dict[str, mpmath.mpf]:
+    """P* where the uniform and copy minima of the model-T softmax action have equal action.
 
-    Starts from the dominant-balance estimate of :mod:`emergence.theory.copy_head.asymptotics`
-    (a* = sqrt((ell - 1)/L)); fails (mpmath raises) when the two minima merge, i.e. for small L.
-    Returns ``P_star``, ``a_uniform``, ``a_copy`` and the ``balance`` estimate.
+    Defaults except the readout exponent ``r`` (lambda = L^-r; 0 or 1).  Starts from the dominant
+    balance of :mod:`emergence.theory.copy_head.asymptotics` (r = 0: a* = sqrt((ell - 1)/L);
+    r = 1: :func:`~emergence.theory.copy_head.asymptotics.readout_landing`); fails (mpmath
+    raises) when the two minima merge, i.e. for small L.  Returns ``P_star``, ``a_uniform``,
+    ``a_copy`` and the ``balance`` estimate of P*.
     """
     ctx = mpmath.mp.clone()
     ctx.dps = dps
-    sG, lam, _ = copy_head_softmax_scales(L, V, *DEFAULT_KNOBS)
+    knobs = DEFAULT_KNOBS[:4] + (r,) + DEFAULT_KNOBS[5:]
+    sG, lam, _ = copy_head_softmax_scales(L, V, *knobs)
     beta = 1 / ctx.mpf(L)
 
     def minimum(start, P):
@@ -40,14 +43,22 @@ def softmax_coexistence(L: int, V: int, dps: int = 50) -> dict[str, mpmath.mpf]:
         second = lambda a: softmax_action_second_derivative_mp(a, P, L, V, float(sG), float(lam), beta, ctx=ctx)
         return ctx.findroot(first, ctx.mpf(start), df=second, solver="newton")
 
-    ell = _ell(L, ctx)
-    copy_start = ctx.sqrt((ell - 1) / L)
+    if r == 0:
+        ell = _ell(L, ctx)
+        copy_start = ctx.sqrt((ell - 1) / L)
+        balance = L * V * ell**3 / ((V - 1) * (ell - 1))
+    elif r == 1:
+        from emergence.theory.copy_head.asymptotics import readout_landing
+
+        landing = readout_landing(L, V, dps=dps)
+        copy_start, balance = ctx.mpf(landing["a_star"]), ctx.mpf(landing["P_star"])
+    else:
+        raise ValueError(f"the dominant balance is derived for r = 0 and r = 1, got {r}")
 
     def gap(P):
         action = lambda a: softmax_action_mp(a, P, L, V, float(sG), float(lam), beta, ctx=ctx)
         return action(minimum(copy_start, P)) - action(minimum(1 / ctx.mpf(L), P))
 
-    balance = L * V * ell**3 / ((V - 1) * (ell - 1))
     P_star = ctx.findroot(gap, balance)
     return {"P_star": P_star, "a_uniform": minimum(1 / ctx.mpf(L), P_star), "a_copy": minimum(copy_start, P_star),
             "balance": balance}
@@ -80,4 +91,10 @@ def headline_numbers() -> list[HeadlineNumber]:
         HeadlineNumber("copy_head.softmax.P_star_over_balance_L1e6",
                        "P* / dominant-balance estimate at L = 1e6, V = 16 (-> 1 as L grows)",
                        lambda: float(softmax_coexistence(10**6, 16)["P_star"] / softmax_coexistence(10**6, 16)["balance"])),
+        HeadlineNumber("copy_head.softmax.readout_r1.P_star",
+                       f"P* with readout variance lambda = 1/L (convention r=1), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["P_star"])),
+        HeadlineNumber("copy_head.softmax.readout_r1.a_copy_at_P_star",
+                       f"where the jump lands, lambda = 1/L (convention r=1), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["a_copy"])),
     ]

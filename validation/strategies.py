@@ -138,7 +138,7 @@ def text_corpora(draw, max_documents: int = 6, max_words: int = 30) -> str:
 def conventions(draw, architectures: tuple[str, ...] = ("T", "M")):
     r"""Copy-head :class:`~emergence.theory.copy_head.conventions.Convention` values over the knobs' useful ranges.
 
-    Scales log-uniform in [0.1, 10]; exponents a in [0, 3], c in [0, 2], d in [0, 2], e in [0, 1];
+    Scales log-uniform in [0.1, 10]; exponents a in [0, 3], c in [0, 2], r in [0, 2], d in [0, 2], e in [0, 1];
     every discrete choice (architecture, normalisation, shift, targets) drawn.
     """
     from emergence.theory.copy_head.conventions import Convention
@@ -149,10 +149,11 @@ def conventions(draw, architectures: tuple[str, ...] = ("T", "M")):
         a=draw(st.floats(0.0, 3.0)),
         sigma_W2=draw(log_uniform_floats(0.1, 10.0)),
         c=draw(st.floats(0.0, 2.0)),
+        r=draw(st.floats(0.0, 2.0)),
         beta0=draw(log_uniform_floats(0.1, 10.0)),
         d=draw(st.floats(0.0, 2.0)),
         e=draw(st.floats(0.0, 1.0)),
-        normalisation=draw(st.sampled_from(("G/L", "G"))),
+        normalisation=draw(st.sampled_from(("matched", "G/L", "G"))),
         shift=draw(st.sampled_from(("cyclic", "open"))),
         targets=draw(st.sampled_from(("raw", "centred"))),
     )

@@ -73,8 +73,14 @@ def copy_onset(action, P: np.ndarray, y: np.ndarray) -> float | None:
     return float(np.exp(result.x))
 
 
-def literal_crossover(action, P: np.ndarray, y: np.ndarray) -> float | None:
-    r"""The first :math:`P` on grid ``P`` where :math:`c_G - c_1` changes sign, refined by Brent."""
+def literal_crossover(action, P: np.ndarray, y: np.ndarray, jump: float | None = None) -> float | None:
+    r"""The first :math:`P` on grid ``P`` where :math:`c_G - c_1` changes sign, refined by Brent.
+
+    The sign change is followed along the local minimum through the grid point before it.  When
+    that branch does not change sign inside the bracket, the global minimum crossed
+    :math:`c_G = c_1` by a jump: the point is the first-order ``jump`` if it lies in the bracket,
+    else ``None``.
+    """
     c1, cG = action.order_parameters(y)
     difference = cG - c1
     negligible = 1e-9 * np.max(np.abs(np.concatenate([c1, cG])))
@@ -87,4 +93,7 @@ def literal_crossover(action, P: np.ndarray, y: np.ndarray) -> float | None:
         c1_here, cG_here = action.order_parameters(branch_point(action, y[:, i], np.exp(log_P))[:, None])
         return float(cG_here[0] - c1_here[0])
 
-    return float(np.exp(brentq(gap, np.log(P[i]), np.log(P[i + 1]), xtol=1e-13)))
+    low, high = np.log(P[i]), np.log(P[i + 1])
+    if not gap(low) < 0 < gap(high):
+        return jump if jump is not None and P[i] <= jump <= P[i + 1] else None
+    return float(np.exp(brentq(gap, low, high, xtol=1e-13)))

@@ -207,12 +207,14 @@ def _edge_fold(action, minima, inside, outside, lower, upper):
     """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only).
 
     When the vanishing minimum has no saddle beside it at ``inside`` (the grid point sits on
-    the fold itself), that grid point is returned.
+    the fold itself), or the fold cannot be followed between the two grid points (no
+    inflection near it on a coarse grid), that grid point is returned: the fold is then known
+    to the grid's resolution only.
     """
     survivor = minima.at(outside)[0][0]
     vanishing = lower if np.min(np.abs(survivor - upper)) < np.min(np.abs(survivor - lower)) else upper
     try:
         saddle = _saddle(action, minima.P[inside], lower, upper)
+        return fold_point(action, minima.P[inside], minima.P[outside], vanishing, saddle)
     except ValueError:
         return float(minima.P[inside])
-    return fold_point(action, minima.P[inside], minima.P[outside], vanishing, saddle)

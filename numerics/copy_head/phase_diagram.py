@@ -9,11 +9,19 @@ vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
   :math:`\ln P` (:mod:`.crossover`); where the copy mode switches on by a jump of the
   global minimum (model T at :math:`L/V \gtrsim 256`), the jump ``P_star`` itself;
   ``None`` for softmax attention, whose copy transition is ``P_star``;
-- ``crossover_literal``: the first :math:`c_G = c_1` point;
+- ``crossover_literal``: the first :math:`c_G = c_1` point.  For softmax attention rows sum to
+  one, so :math:`c_1 = 1 - c_G` and the point is :math:`c_G = 1/2`, i.e. where the mean
+  attention on the previous token reaches :math:`a_G = (L+1)/(2L) \approx 1/2`.  It is a
+  statement about the strength of the head, not a transition: with readout variance
+  :math:`\lambda = 1` the jump at ``P_star`` lands on a weak head and this point comes much
+  later (at L = 256, V = 16: ``P_star`` = 5.3e3 on a_G = 0.11, ``crossover_literal`` = 4.19e5);
+  when the jump lands above a_G = 1/2 it is reached by the jump itself (then it equals
+  ``P_star``);
 - ``P_star`` and ``spinodals``: the coexistence point and the metastable window
   (:mod:`.first_order`).
 
-A transition that does not occur inside the grid is ``None``.
+A transition that does not occur inside the grid is ``None``, and the record's
+``missing_transitions`` says why (:func:`missing_reasons`).
 """
 
 from __future__ import annotations
@@ -56,9 +64,47 @@ class PhaseDiagram:
             "P": _finite(self.P),
             "c1": _finite(self.c1),
             "cG": _finite(self.cG),
+            "aG": _finite(attention_on_previous(self.c1, self.cG, self.L)),
+            "copy_fraction": _finite(copy_fraction(self.c1, self.cG, self.L)),
             "loss": _finite(self.loss),
             "transitions": self.transitions,
+            "missing_transitions": missing_reasons(self.attention, self.transitions, self.P),
         }
+
+
+def attention_on_previous(c1, cG, L):
+    r""":math:`a_G = \operatorname{tr}(A^TS)/L = (c_1 + Lc_G)/L` for :math:`A = c_1J/L + c_GS` (cyclic shift)."""
+    return (np.asarray(c1, dtype=float) + L * np.asarray(cG, dtype=float)) / L
+
+
+def copy_fraction(c1, cG, L):
+    r"""cos^2(A, S): the fraction of :math:`\|A\|_F^2` along the copy pattern, for :math:`A = c_1J/L + c_GS`.
+
+    :math:`\langle A, S\rangle = c_1 + Lc_G`, :math:`\|A\|^2 = c_1^2 + 2c_1c_G + Lc_G^2`,
+    :math:`\|S\|^2 = L`; ``nan`` at A = 0.
+
+    >>> float(copy_fraction(0.0, 1.0, 8)), float(copy_fraction(1.0, 0.0, 8))
+    (1.0, 0.125)
+    """
+    c1, cG = np.asarray(c1, dtype=float), np.asarray(cG, dtype=float)
+    with np.errstate(all="ignore"):
+        return (c1 + L * cG) ** 2 / (L * (c1**2 + 2 * c1 * cG + L * cG**2))
+
+
+def missing_reasons(attention: str, transitions: dict, P) -> dict[str, str]:
+    """Why each ``None`` transition is missing (one line each)."""
+    grid = f"on the grid P in [{float(np.min(P)):.6g}, {float(np.max(P)):.6g}]"
+    reasons = {
+        "P1": f"the symmetric state does not lose stability {grid}",
+        "critical_exponent": "no second-order point P1 inside the grid",
+        "crossover": ("softmax attention has no crossover: its copy transition is P_star" if attention == "softmax"
+                      else f"no rise of the copy order parameter c_G inside the grid {grid}"),
+        "crossover_literal": f"c_G does not reach c_1 {grid}",
+        "P_star": f"the global minimum does not jump {grid}",
+        "spinodals": ("spinodals are located for one order parameter (softmax attention) only" if attention == "linear"
+                      else f"no metastable window {grid}"),
+    }
+    return {name: reason for name, reason in reasons.items() if transitions.get(name) is None}
 
 
 def _finite(values) -> list:
@@ -98,7 +144,7 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
         "P1": P1,
         "critical_exponent": exponent,
         "crossover": _crossover(action, P, y, P_star),
-        "crossover_literal": literal_crossover(action, P, y),
+        "crossover_literal": literal_crossover(action, P, y, P_star),
         "P_star": P_star,
         "spinodals": None if window is None else list(window),
     }

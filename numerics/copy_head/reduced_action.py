@@ -69,6 +69,12 @@ def check_sizes(L, V) -> None:
             raise InvalidSizeError(f"{name} must be a number >= {low}, got {value}")
 
 
+def convention_knobs(L, V, convention) -> tuple:
+    """The arguments ``(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e)`` of the scales kernels."""
+    return (L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c, convention.r,
+            convention.beta0, convention.d, convention.e)
+
+
 def model_scales(kernels, attention: str, L, V, convention) -> tuple[float, ...]:
     r"""The scales of ``convention`` at sizes ``L, V`` from the generated scales kernels.
 
@@ -77,10 +83,9 @@ def model_scales(kernels, attention: str, L, V, convention) -> tuple[float, ...]
     ``(sG, lam, beta)`` with ``sG`` the logit variance along the copy direction.
     """
     check_sizes(L, V)
-    knobs = (L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c,
-             convention.beta0, convention.d, convention.e)
+    knobs = convention_knobs(L, V, convention)
     if attention == "linear":
-        k = 1 if convention.normalisation == "G/L" else 0
+        k = convention.attention_normalisation_exponent
         scales_kernel = (kernels.scales.copy_head_scales_M if convention.architecture == "M"
                          else kernels.scales.copy_head_scales_T)
         values = scales_kernel(*knobs, k)
@@ -97,10 +102,9 @@ def model_scales(kernels, attention: str, L, V, convention) -> tuple[float, ...]
 
 def model_scales_mp(kernels, attention: str, L, V, convention, ctx) -> tuple:
     """:func:`model_scales` evaluated by the kernels' mpmath twins in ``ctx``."""
-    knobs = (L, V, convention.sigma_G2, convention.a, convention.sigma_W2, convention.c,
-             convention.beta0, convention.d, convention.e)
+    knobs = convention_knobs(L, V, convention)
     if attention == "linear":
-        k = 1 if convention.normalisation == "G/L" else 0
+        k = convention.attention_normalisation_exponent
         scales_kernel = (kernels.scales.copy_head_scales_M_mp if convention.architecture == "M"
                          else kernels.scales.copy_head_scales_T_mp)
         return tuple(scales_kernel(*knobs, k, ctx=ctx))
@@ -135,12 +139,12 @@ class LinearAction:
     attention = "linear"
     coordinates = ("c1", "cG")
 
-    def __init__(self, kernels, L, V, s1, sG, lam, beta, scales_mp=None):
+    def __init__(self, kernels, L, V, s1, sG, lam, beta, scales_mp=None, amplitude: float = 1.0):
         self.kernels, self.L, self.V = kernels.linear, float(L), float(V)
         self.parameters = (float(L), float(V), float(s1), float(sG), float(lam), float(beta))
         self.scales_mp = scales_mp
         self.symmetric_point = np.zeros(2)
-        self.bounds = np.array([[-0.25, 2.0], [-0.25, 2.0]])
+        self.bounds = amplitude * np.array([[-0.25, 2.0], [-0.25, 2.0]])
 
     def value(self, y, P):
         return self.kernels.linear_action(y[0], y[1], P, *self.parameters)
@@ -288,5 +292,7 @@ def reduced_action(attention: str, L, V, convention=None, kernels=None):
         return model_scales_mp(kernels, attention, L, V, convention, ctx)
 
     if attention == "linear":
-        return LinearAction(kernels, L, V, *scales, scales_mp=scales_mp)
+        # A = G / L**k is L**(1 - k) times the A = G/L attention: the search box scales with it.
+        amplitude = float(L) ** (1 - convention.attention_normalisation_exponent)
+        return LinearAction(kernels, L, V, *scales, scales_mp=scales_mp, amplitude=amplitude)
     return SoftmaxAction(kernels, L, V, *scales, scales_mp=scales_mp)

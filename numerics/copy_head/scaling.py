@@ -161,7 +161,7 @@ def derived_reference(claim: str, convention) -> Reference | None:
         return None
     kernels = generated_kernels()
     asymptotics = kernels.asymptotics
-    if claim == "softmax-first-order":
+    if claim == "softmax-first-order" and convention.r == 0:  # the balance below needs lambda fixed in L
         V_fixed = CLAIMS[claim].sweeps[0].fixed
         constant = float(asymptotics.softmax_P_star_law_constant(V_fixed, convention.beta0, convention.sigma_G2))
 
@@ -173,7 +173,8 @@ def derived_reference(claim: str, convention) -> Reference | None:
 
         return Reference("L*V*ell**3/(beta0*sG*(V - 1)*(ell - 1)), ell = 1 - LambertW(-2*exp(2)/L, -1)/2",
                          value, True, constant)
-    if claim == "linear-second-order" and convention.beta0 == 1 and convention.normalisation == "G/L":
+    matched = convention.attention_normalisation_exponent == 1 - convention.r / 2  # lam*s as for A = G/L, lam = 1
+    if claim == "linear-second-order" and convention.beta0 == 1 and matched:
         closed = kernel_reference(claim, convention, kernels)
         law_constant = (float(asymptotics.linear_P1_law_constant(convention.sigma_G2, convention.sigma_W2))
                         if convention.c == 0 else None)

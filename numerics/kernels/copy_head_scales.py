@@ -9,16 +9,16 @@ def _namespaces(xp):
     return xp, None
 
 
-def copy_head_scale_laws(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None):
+def copy_head_scale_laws(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, xp=None):
     r"""The convention's scale laws: entry variance of the attention weight, readout prior variance, inverse temperature.
 
     Generated; outputs as derived:
 
     sigma2 = sigma_G2/L**a
-    lam = sigma_W2/V**c
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -27,16 +27,17 @@ def copy_head_scale_laws(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
     sigma2 = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return sigma2, lam, beta
 
 
-def copy_head_scale_laws_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx):
+def copy_head_scale_laws_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, ctx):
     """mpmath twin of :func:`copy_head_scale_laws`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -44,26 +45,27 @@ def copy_head_scale_laws_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx)
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
     sigma2 = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return sigma2, lam, beta
 
 
-def copy_head_scales(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None):
-    r"""Architecture T, linear attention A = G/L: variances of A along J/L and the copy direction, readout variance, inverse temperature.
+def copy_head_scales(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, xp=None):
+    r"""Architecture T, linear attention A = G/L**(1 - r/2) (matched: lam*s1 and lam*sG do not depend on r): variances of A along J/L and the copy direction, readout variance, inverse temperature.
 
     Generated; outputs as derived:
 
-    s1 = sigma_G2*(L + V)**2/(L**2*L**a*V**2)
-    sG = sigma_G2/(L**2*L**a)
-    lam = sigma_W2/V**c
+    s1 = L**(r_W - 2)*sigma_G2*(L + V)**2/(L**a*V**2)
+    sG = L**(r_W - 2)*sigma_G2/L**a
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -72,18 +74,19 @@ def copy_head_scales(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None):
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
-    x0 = L**(-a)*sigma_G2/L**2
+    x0 = L**(-a)*L**(r_W - 2)*sigma_G2
     s1 = x0*(L + V)**2/V**2
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_scales_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx):
+def copy_head_scales_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, ctx):
     """mpmath twin of :func:`copy_head_scales`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -91,28 +94,29 @@ def copy_head_scales_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx):
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
-    x0 = L**(-a)*sigma_G2/L**2
+    x0 = L**(-a)*L**(r_W - 2)*sigma_G2
     s1 = x0*(L + V)**2/V**2
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_scales_T(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=None):
+def copy_head_scales_T(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k, *, xp=None):
     r"""Architecture T, linear attention A = G/L**k.
 
     Generated; outputs as derived:
 
     s1 = sigma_G2*(L + V)**2/(L**a*L**(2*k)*V**2)
     sG = sigma_G2/(L**a*L**(2*k))
-    lam = sigma_W2/V**c
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -121,6 +125,7 @@ def copy_head_scales_T(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=Non
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
@@ -128,12 +133,12 @@ def copy_head_scales_T(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=Non
     x0 = L**(-a)*L**(-2*k)*sigma_G2
     s1 = x0*(L + V)**2/V**2
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_scales_T_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx):
+def copy_head_scales_T_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k, *, ctx):
     """mpmath twin of :func:`copy_head_scales_T`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -141,6 +146,7 @@ def copy_head_scales_T_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
@@ -148,22 +154,22 @@ def copy_head_scales_T_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx
     x0 = L**(-a)*L**(-2*k)*sigma_G2
     s1 = x0*(L + V)**2/V**2
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_scales_M(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=None):
+def copy_head_scales_M(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k, *, xp=None):
     r"""Architecture M (isotropic positional logits), linear attention A = G/L**k.
 
     Generated; outputs as derived:
 
     s1 = sigma_G2/(L**a*L**(2*k))
     sG = sigma_G2/(L**a*L**(2*k))
-    lam = sigma_W2/V**c
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -172,6 +178,7 @@ def copy_head_scales_M(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=Non
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
@@ -179,12 +186,12 @@ def copy_head_scales_M(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, xp=Non
     x0 = L**(-a)*L**(-2*k)*sigma_G2
     s1 = x0
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx):
+def copy_head_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, k, *, ctx):
     """mpmath twin of :func:`copy_head_scales_M`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -192,6 +199,7 @@ def copy_head_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
@@ -199,21 +207,21 @@ def copy_head_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, k, *, ctx
     x0 = L**(-a)*L**(-2*k)*sigma_G2
     s1 = x0
     sG = x0
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s1, sG, lam, beta
 
 
-def copy_head_softmax_scales(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None):
+def copy_head_softmax_scales(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, xp=None):
     r"""Architecture T, softmax attention: logit variance along the copy direction.
 
     Generated; outputs as derived:
 
     sG = sigma_G2/L**a
-    lam = sigma_W2/V**c
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -222,16 +230,17 @@ def copy_head_softmax_scales(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
     sG = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return sG, lam, beta
 
 
-def copy_head_softmax_scales_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx):
+def copy_head_softmax_scales_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, ctx):
     """mpmath twin of :func:`copy_head_softmax_scales`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -239,25 +248,26 @@ def copy_head_softmax_scales_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, 
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
     sG = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return sG, lam, beta
 
 
-def copy_head_softmax_scales_M(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, xp=None):
+def copy_head_softmax_scales_M(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, xp=None):
     r"""Architecture M, softmax attention: entry variance of the positional logits.
 
     Generated; outputs as derived:
 
     s = sigma_G2/L**a
-    lam = sigma_W2/V**c
+    lam = sigma_W2/(L**r_W*V**c)
     beta = beta0/(L**d*V**e)
 
-    Arguments (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e) broadcast as arrays of one shape.
+    Arguments (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e) broadcast as arrays of one shape.
     """
     xp, special = _namespaces(xp)
     L = xp.asarray(L, dtype=xp.float64)
@@ -266,16 +276,17 @@ def copy_head_softmax_scales_M(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, x
     a = xp.asarray(a, dtype=xp.float64)
     sigma_W2 = xp.asarray(sigma_W2, dtype=xp.float64)
     c = xp.asarray(c, dtype=xp.float64)
+    r_W = xp.asarray(r_W, dtype=xp.float64)
     beta0 = xp.asarray(beta0, dtype=xp.float64)
     d = xp.asarray(d, dtype=xp.float64)
     e = xp.asarray(e, dtype=xp.float64)
     s = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s, lam, beta
 
 
-def copy_head_softmax_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *, ctx):
+def copy_head_softmax_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e, *, ctx):
     """mpmath twin of :func:`copy_head_softmax_scales_M`, evaluated at the precision of ``ctx`` (e.g. ``mpmath.mp.clone()``)."""
     L = ctx.mpf(L)
     V = ctx.mpf(V)
@@ -283,11 +294,12 @@ def copy_head_softmax_scales_M_mp(L, V, sigma_G2, a, sigma_W2, c, beta0, d, e, *
     a = ctx.mpf(a)
     sigma_W2 = ctx.mpf(sigma_W2)
     c = ctx.mpf(c)
+    r_W = ctx.mpf(r_W)
     beta0 = ctx.mpf(beta0)
     d = ctx.mpf(d)
     e = ctx.mpf(e)
     s = L**(-a)*sigma_G2
-    lam = V**(-c)*sigma_W2
+    lam = L**(-r_W)*V**(-c)*sigma_W2
     beta = L**(-d)*V**(-e)*beta0
     return s, lam, beta
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from emergence.theory.copy_head.softmax import softmax_reduced_action
+from emergence.theory.copy_head.softmax import softmax_data_action, softmax_reduced_action
 from emergence.theory.copy_head.symbols import L, P, V, aG, beta, lam, sG
 
 x, Pi, beta0_, ell = sp.symbols("x Pi beta0 ell", positive=True)
@@ -44,9 +44,10 @@ def scaled_action_limits() -> dict[str, sp.Expr]:
     action = softmax_reduced_action("raw")
     logit = sp.log(aG / (1 - aG)) + sp.log(L - 1)
     prior = (L - 1) * logit**2 / (2 * sG)
-    data = sp.expand(action - prior)
+    data = softmax_data_action("raw")
     if sp.simplify(action - prior - data) != 0:
-        raise ArithmeticError("the softmax action does not split into prior and data as expected")
+        raise ArithmeticError("the softmax action does not split into the gap prior (L-1) g(a)^2/(2 sG) and "
+                              "the population data action")
     scaling = {P: L * Pi, beta: beta0_ / L}
     copy_weight = sp.sqrt(x / L)
     data_limit = sp.limit((data.subs(scaling).subs(aG, copy_weight) - data.subs(scaling).subs(aG, 1 / L)) / L,
@@ -107,3 +108,86 @@ def leading_P_star() -> dict[str, sp.Expr]:
     in_log = balance.subs(ell, log_L / 2)
     leading = sp.limit(in_log / log_L**2, log_L, sp.oo) * sp.log(L) ** 2
     return {"balance": balance, "leading": sp.simplify(leading)}
+
+
+lam0, a_star = sp.symbols("lambda0 a_star", positive=True)
+
+
+@lru_cache(maxsize=None)
+def readout_scaled_limits() -> dict[str, sp.Expr]:
+    r"""The r = 1 scaling: :math:`\lambda = \lambda_0/L`, :math:`\beta = \beta_0/L`, :math:`P = L\Pi`, a fixed.
+
+    Then :math:`\tilde p\,q \to z = \lambda_0\beta_0\Pi a^2/V` stays finite, and the data part of
+    :math:`[S(a) - S(1/L)]/L` tends to :math:`-\tfrac{\beta_0\Pi}{2}(1-\tfrac1V)\,z/(1+z)` (SymPy
+    ``limit``; the Occam term is :math:`O(\ln L / L)` per L and drops out).
+    """
+    data = softmax_data_action("raw")
+    scaling = {P: L * Pi, beta: beta0_ / L, lam: lam0 / L}
+    scaled = data.subs(scaling)
+    limit = sp.limit((scaled.subs(aG, a_star) - scaled.subs(aG, 1 / L)) / L, L, sp.oo)
+    return {"data": sp.simplify(limit)}
+
+
+z_fit = sp.Symbol("z", positive=True)
+"""The readout's signal-to-noise at the copy minimum, :math:`z = \\tilde p q \\to \\lambda_0\\beta_0\\Pi a^2/V`."""
+
+
+@lru_cache(maxsize=None)
+def readout_coexistence() -> dict[str, sp.Expr]:
+    r"""Where the softmax jump lands for :math:`\lambda = \lambda_0/L` (dominant balance, a = a* fixed).
+
+    :math:`\Lambda(a) = \ell^2/(2s_G) + f(a, \Pi)` with :math:`\ell = \ln(a/(1-a)) + \ln(L-1)`
+    (so :math:`\partial_a\ell = 1/(a(1-a))`).  Stationarity is linear in :math:`\ell`; with
+    :math:`\Pi = zV/(\lambda_0\beta_0a^2)` coexistence :math:`\Lambda = 0` becomes
+    :math:`\lambda_0 a^2(1+z)^3 = s_G(V-1)(1-a)^2z^2`, which SymPy solves for a.  Parametrised
+    by z:
+
+    .. math:: \frac{a}{1-a} = \sqrt{\frac{s_G(V-1)}{\lambda_0}}\,\frac{z}{(1+z)^{3/2}},\qquad
+       \ell = \frac{1+z}{1-a},\qquad \Pi = \frac{zV}{\lambda_0\beta_0a^2},
+
+    closed by :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` (:func:`readout_landing`).  As
+    :math:`L\to\infty`: :math:`z \simeq \ln L`, :math:`a^* \simeq \sqrt{s_G(V-1)/(\lambda_0\ln L)}`
+    (the head still weakens, but only like :math:`(\ln L)^{-1/2}`) and
+    :math:`P^* \simeq V L\ln^2 L/(\beta_0 s_G (V-1))`.
+    """
+    f = readout_scaled_limits()["data"]
+    action = ell**2 / (2 * sG) + f
+    derivative = ell / (sG * a_star * (1 - a_star)) + sp.diff(f, a_star)
+    ell_solutions = sp.solve(derivative, ell)
+    if len(ell_solutions) != 1:
+        raise ArithmeticError(f"expected one stationary ell, got {ell_solutions}")
+    to_z = {Pi: z_fit * V / (lam0 * beta0_ * a_star**2)}
+    odds = sp.Symbol("odds", positive=True)
+    coexistence = sp.numer(sp.factor(sp.together(action.subs(ell, ell_solutions[0]).subs(to_z))))
+    odds_solutions = sp.solve(coexistence.subs(a_star, odds / (1 + odds)), odds)
+    if len(odds_solutions) != 1:
+        raise ArithmeticError(f"expected one positive copy odds, got {odds_solutions}")
+    a_of_z = odds_solutions[0] / (1 + odds_solutions[0])
+    return {"data": f, "odds": odds_solutions[0], "a": a_of_z,
+            "ell": sp.factor(sp.simplify(ell_solutions[0].subs(to_z).subs(a_star, a_of_z))),
+            "Pi": sp.factor(sp.simplify(to_z[Pi].subs(a_star, a_of_z)))}
+
+
+def readout_landing(L_value: float, V_value: float, sG_value: float = 1.0, lam0_value: float = 1.0,
+                    beta0_value: float = 1.0, dps: int = 30) -> dict[str, float]:
+    """a* and P* of :func:`readout_coexistence` at one size: the z with ell(z) = ln(a/(1-a)) + ln(L-1) (mpmath).
+
+    The mismatch has two roots; the copy minimum is the larger one, bracketed in
+    [1/2, 2 + ln L] (the smaller root sits below z = 1/2 for L >= 32 at V = 16).
+
+    >>> landing = readout_landing(256, 16)
+    >>> round(landing["a_star"], 3), round(landing["P_star"], -1)
+    (0.593, 16370.0)
+    """
+    import mpmath
+
+    solution = readout_coexistence()
+    values = {V: V_value, sG: sG_value, lam0: lam0_value, beta0_: beta0_value}
+    a_of, ell_of, Pi_of = (sp.lambdify(z_fit, solution[name].subs(values), modules="mpmath")
+                           for name in ("a", "ell", "Pi"))
+    with mpmath.workdps(dps):
+        mismatch = lambda z: ell_of(z) - mpmath.log(a_of(z) / (1 - a_of(z))) - mpmath.log(mpmath.mpf(L_value) - 1)
+        z = mpmath.findroot(mismatch, (mpmath.mpf("0.5"), 2 + mpmath.log(L_value)), solver="illinois", verify=False)
+        if not abs(mismatch(z)) < mpmath.mpf(10) ** (5 - dps):
+            raise ArithmeticError(f"no copy landing found at L = {L_value}, V = {V_value}")
+        return {"z": float(z), "a_star": float(a_of(z)), "P_star": float(L_value * Pi_of(z))}

@@ -5,9 +5,14 @@ Every scale the reconstruction depends on is an explicit field:
 - ``architecture``: ``"T"`` (queries and keys on token :math:`\oplus` position, the default)
   or ``"M"`` (free positional logits);
 - G-prior variance :math:`\sigma_G^2 L^{-a}` (per entry of :math:`W_{QK}` for T, of G for M);
-- readout prior variance :math:`\lambda = \sigma_W^2 V^{-c}`;
+- readout prior variance :math:`\lambda = \sigma_W^2 V^{-c} L^{-r}` (``r`` sets how strongly the
+  learnable readout can amplify a weak copy signal, and so where the softmax jump lands);
 - inverse temperature :math:`\beta = \beta_0 L^{-d} V^{-e}` (``d = 1``: loss averaged per position);
-- linear attention normalised as ``"G/L"`` (A = G/L) or ``"G"`` (A = G);
+- linear attention normalised as ``"matched"`` (:math:`A = G/L^{1-r/2}`: the normalisation that
+  keeps the linear action independent of ``r``, because it depends on the readout only through
+  :math:`\lambda` times the prior variances of A; derived in
+  :func:`emergence.theory.copy_head.order_parameters.matched_linear_normalisation`),
+  ``"G/L"`` (A = G/L) or ``"G"`` (A = G);
 - ``"cyclic"`` or ``"open"`` shift; ``"raw"`` or ``"centred"`` one-hot targets.
 
 >>> Convention.parse("a=1,c=0,architecture=M").as_dict()["architecture"]
@@ -17,7 +22,7 @@ Every scale the reconstruction depends on is an explicit field:
 >>> Convention.parse("b=2")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, beta0, d, e, normalisation, shift, targets
+emergence.theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, r, beta0, d, e, normalisation, shift, targets
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from emergence.theory.errors import EmergenceError
 
 CHOICES = {
     "architecture": ("T", "M"),
-    "normalisation": ("G/L", "G"),
+    "normalisation": ("matched", "G/L", "G"),
     "shift": ("cyclic", "open"),
     "targets": ("raw", "centred"),
 }
@@ -50,10 +55,11 @@ class Convention:
     a: float = 0.0
     sigma_W2: float = 1.0
     c: float = 0.0
+    r: float = 0.0
     beta0: float = 1.0
     d: float = 1.0
     e: float = 0.0
-    normalisation: str = "G/L"
+    normalisation: str = "matched"
     shift: str = "cyclic"
     targets: str = "raw"
 
@@ -98,10 +104,14 @@ class Convention:
         return asdict(self)
 
     @property
-    def attention_normalisation_exponent(self) -> int:
-        """k in A = G / L**k for linear attention (1 for ``"G/L"``, 0 for ``"G"``)."""
-        return 1 if self.normalisation == "G/L" else 0
+    def attention_normalisation_exponent(self) -> float:
+        """k in A = G / L**k for linear attention (1 - r/2 for ``"matched"``, 1 for ``"G/L"``, 0 for ``"G"``).
+
+        >>> Convention(r=1.0).attention_normalisation_exponent
+        0.5
+        """
+        return {"matched": 1.0 - self.r / 2, "G/L": 1.0, "G": 0.0}[self.normalisation]
 
 
 DEFAULT_CONVENTION = Convention()
-"""Model T of the note: sigma^2 = lambda = 1, beta = 1/L, A = G/L, cyclic shift, raw targets."""
+"""Model T of the note: sigma^2 = 1, lambda = L^{-r}, beta = 1/L, matched linear normalisation, cyclic shift, raw targets."""

@@ -21,10 +21,12 @@ from emergence.theory.copy_head.bulk import R_bulk, R_row, linear_reduced_action
 from emergence.theory.copy_head.landau import copy_mode_onset, landau_coefficients, second_order_point
 from emergence.theory.copy_head.loss import linear_losses, softmax_losses
 from emergence.theory.copy_head.model import SCALE_LAWS
-from emergence.theory.copy_head.order_parameters import effective_linear_scales, linear_reduced_action
+from emergence.theory.copy_head.order_parameters import (
+    effective_linear_scales, linear_reduced_action, matched_linear_normalisation,
+)
 from emergence.theory.copy_head.softmax import s, softmax_reduced_action, softmax_reduced_action_M, t
 from emergence.theory.copy_head.symbols import (
-    L, P, V, a, aG, beta, beta0, c, c1, cG, d, e, lam, s1, sG, sigma2, sigma_G2, sigma_W2,
+    L, P, V, a, aG, beta, beta0, c, c1, cG, d, e, lam, r_W, s1, sG, sigma2, sigma_G2, sigma_W2,
 )
 
 k = sp.Symbol("k", real=True)
@@ -37,15 +39,15 @@ SCALE_DOMAIN = {
 }
 KNOB_DOMAIN = {
     "sigma_G2": (0.1, 10.0, "log"), "a": (0.0, 3.0, "uniform"), "sigma_W2": (0.1, 10.0, "log"),
-    "c": (0.0, 2.0, "uniform"), "beta0": (0.1, 10.0, "log"), "d": (0.0, 2.0, "uniform"),
-    "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "int"),
+    "c": (0.0, 2.0, "uniform"), "r_W": (0.0, 2.0, "uniform"), "beta0": (0.1, 10.0, "log"), "d": (0.0, 2.0, "uniform"),
+    "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "uniform"),
 }
 ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log")}
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
                 "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
                 "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
 DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN, **ASYMPTOTIC_DOMAIN}
-KNOBS = (L, V, sigma_G2, a, sigma_W2, c, beta0, d, e)
+KNOBS = (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e)
 
 
 def _domain(arguments) -> dict:
@@ -63,21 +65,21 @@ def _with_laws(expression: sp.Expr) -> sp.Expr:
 @lru_cache(maxsize=None)
 def scales_module() -> KernelModule:
     """Convention knobs -> effective variances (architectures T and M)."""
-    scales_T = effective_linear_scales("T", 1)
     general_T = effective_linear_scales("T", 0)
     general_M = effective_linear_scales("M", 0)
     lam_law, beta_law = SCALE_LAWS["lam"], SCALE_LAWS["beta"]
     normalised = L ** (-2 * k)
+    matched = L ** (-2 * matched_linear_normalisation()["k"])
     kernels = (
         _kernel("copy_head_scale_laws", KNOBS,
                 tuple((name, law) for name, law in SCALE_LAWS.items()),
                 "The convention's scale laws: entry variance of the attention weight, readout prior "
                 "variance, inverse temperature."),
         _kernel("copy_head_scales", KNOBS,
-                (("s1", _with_laws(scales_T["s1"])), ("sG", _with_laws(scales_T["sG"])),
+                (("s1", _with_laws(general_T["s1"]) * matched), ("sG", _with_laws(general_T["sG"]) * matched),
                  ("lam", lam_law), ("beta", beta_law)),
-                "Architecture T, linear attention A = G/L: variances of A along J/L and the copy "
-                "direction, readout variance, inverse temperature."),
+                "Architecture T, linear attention A = G/L**(1 - r/2) (matched: lam*s1 and lam*sG do not depend "
+                "on r): variances of A along J/L and the copy direction, readout variance, inverse temperature."),
         _kernel("copy_head_scales_T", (*KNOBS, k),
                 (("s1", _with_laws(general_T["s1"]) * normalised),
                  ("sG", _with_laws(general_T["sG"]) * normalised),

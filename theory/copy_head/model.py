@@ -5,14 +5,14 @@ target at position l is the token at l - 1 (Y = S X with the cyclic or open shif
 or centred (:math:`Y = S(X - \mathbf 1\mathbf 1^T/V)`) targets.
 
 Network.  One attention layer, one head: F = A X W with W (V x V) the readout,
-A = G / L^k (linear attention, k = 1 for ``"G/L"``) or A = softmax_row(G).
+A = G / L^k (linear attention; k = 1 - r/2 for ``"matched"``, 1 for ``"G/L"``) or A = softmax_row(G).
 
 - Architecture M: G (L x L) free positional logits, :math:`G_{ij}\sim\mathcal N(0,\sigma^2)`.
 - Architecture T: :math:`z_\ell = (x_\ell; e_\ell)\in\mathbb R^{V+L}`,
   :math:`G_{\ell\ell'} = z_\ell^T W_{QK} z_{\ell'}`, entries of :math:`W_{QK}\sim\mathcal N(0,\sigma^2)`.
 
 Priors :math:`\sigma^2 = \sigma_G^2 L^{-a}`, :math:`W_{uv}\sim\mathcal N(0,\lambda)` with
-:math:`\lambda = \sigma_W^2 V^{-c}`; Gibbs likelihood
+:math:`\lambda = \sigma_W^2 V^{-c} L^{-r}`; Gibbs likelihood
 :math:`\exp[-\tfrac\beta2\sum_\mu\|Y^\mu - A^\mu X^\mu W\|_F^2]`, :math:`\beta = \beta_0 L^{-d}V^{-e}`.
 
 >>> from emergence.theory.copy_head.conventions import Convention
@@ -27,14 +27,14 @@ from fractions import Fraction
 import sympy as sp
 
 from emergence.theory.copy_head.conventions import Convention
-from emergence.theory.copy_head.symbols import L, V, a, beta0, c, d, e, sigma_G2, sigma_W2
+from emergence.theory.copy_head.symbols import L, V, a, beta0, c, d, e, r_W, sigma_G2, sigma_W2
 
 ARCHITECTURES = ("T", "M")
 ATTENTIONS = ("linear", "softmax")
 
 SCALE_LAWS: dict[str, sp.Expr] = {
     "sigma2": sigma_G2 * L ** (-a),
-    "lam": sigma_W2 * V ** (-c),
+    "lam": sigma_W2 * V ** (-c) * L ** (-r_W),
     "beta": beta0 * L ** (-d) * V ** (-e),
 }
 """Entry variance of the attention weight, readout prior variance, inverse temperature."""
@@ -55,7 +55,7 @@ def convention_scales(convention: Convention) -> dict[str, sp.Expr]:
     """The three scale laws with the convention's numbers substituted (symbolic in L, V)."""
     numbers = {
         sigma_G2: convention.sigma_G2, a: convention.a, sigma_W2: convention.sigma_W2,
-        c: convention.c, beta0: convention.beta0, d: convention.d, e: convention.e,
+        c: convention.c, r_W: convention.r, beta0: convention.beta0, d: convention.d, e: convention.e,
     }
     values = {symbol: _exact_if_simple(value) for symbol, value in numbers.items()}
     return {name: law.subs(values) for name, law in SCALE_LAWS.items()}

@@ -27,7 +27,8 @@ import sympy as sp
 
 from emergence.theory.copy_head.patterns import Pattern, attention_invariants, shift_entries, two_sided_quadratic_form
 from emergence.theory.copy_head.population import population_action
-from emergence.theory.copy_head.symbols import L, V, c1, cG, m, n, q, r, s1, sG, sigma2, u
+from emergence.theory.copy_head.model import SCALE_LAWS
+from emergence.theory.copy_head.symbols import L, V, c1, cG, lam, m, n, q, r, r_W, s1, sG, sigma2, u
 
 J_LEFT, J_RIGHT = sp.symbols("J_left J_right", positive=True)
 """Left and right multiplication by J = 11^T (commuting operators on L x L matrices)."""
@@ -52,13 +53,26 @@ def query_key_generators() -> list[tuple[str, sp.Expr]]:
     ]
 
 
+def _reduce_in_algebra(expression: sp.Expr) -> sp.Expr:
+    r"""Reduce a polynomial in J_left, J_right with :math:`J^2 = LJ` on each side (degree <= 1 in each)."""
+    polynomial = sp.Poly(sp.expand(expression), J_LEFT, J_RIGHT)
+    reduced = sp.Integer(0)
+    for (left_power, right_power), coefficient in polynomial.terms():
+        left = L ** (left_power - 1) * J_LEFT if left_power else 1
+        right = L ** (right_power - 1) * J_RIGHT if right_power else 1
+        reduced += coefficient * left * right
+    return sp.expand(reduced)
+
+
 @lru_cache(maxsize=None)
 def query_key_logit_covariance() -> dict[str, sp.Expr]:
     r"""Covariance operator of the token-independent logits of architecture T (per :math:`\sigma^2`).
 
-    Returns ``operator`` (a polynomial in J_left, J_right), its factorised form and the
-    precision's ``kappa``: :math:`(I + J/V)^{-1} = I + \kappa J` solved in the algebra
-    :math:`J^2 = L J`.
+    Returns ``operator`` (the sum of the generator terms of :func:`query_key_generators`, a
+    polynomial in J_left, J_right), its factorised form, its ``precision`` (the inverse
+    :math:`p_0 + p_1J_{\rm left} + p_2J_{\rm right} + p_3J_{\rm left}J_{\rm right}`, solved in the
+    algebra :math:`J^2 = LJ`) and the precision's ``kappa``: the precision must factorise as
+    :math:`(I + \kappa J)\,G\,(I + \kappa J)`, which is checked, not assumed.
 
     >>> query_key_logit_covariance()["factorised"]
     (J_left + V)*(J_right + V)/V**2
@@ -67,11 +81,19 @@ def query_key_logit_covariance() -> dict[str, sp.Expr]:
     """
     operator = sp.Add(*(term for _, term in query_key_generators()))
     factorised = sp.factor(operator)
-    j, kappa = sp.symbols("j kappa")
-    one_side = sp.expand((1 + j / V) * (1 + kappa * j))
-    reduced = sp.expand(one_side.subs(j**2, L * j))
-    kappa_value = sp.solve(sp.Eq(reduced.coeff(j, 1), 0), kappa)[0]
-    return {"operator": operator, "factorised": factorised, "kappa": sp.simplify(kappa_value)}
+    p0, p1, p2, p3 = sp.symbols("p0:4")
+    inverse = p0 + p1 * J_LEFT + p2 * J_RIGHT + p3 * J_LEFT * J_RIGHT
+    product = sp.Poly(_reduce_in_algebra(operator * inverse) - 1, J_LEFT, J_RIGHT)
+    solution = sp.solve(product.coeffs(), [p0, p1, p2, p3], dict=True)
+    if len(solution) != 1:
+        raise ArithmeticError(f"the logit covariance {operator} has no unique inverse: {solution}")
+    precision = {symbol: sp.factor(solution[0][symbol]) for symbol in (p0, p1, p2, p3)}
+    kappa = precision[p1]
+    two_sided = {p0: 1, p1: kappa, p2: kappa, p3: kappa**2}
+    if any(sp.simplify(precision[symbol] - value) != 0 for symbol, value in two_sided.items()):
+        raise ArithmeticError(f"the logit precision {precision} is not of the two-sided form (I + kappa J) G (I + kappa J)")
+    return {"operator": operator, "factorised": factorised,
+            "precision": inverse.subs(precision), "kappa": sp.simplify(kappa)}
 
 
 def logit_precision_kappa(architecture: str) -> sp.Expr:
@@ -150,3 +172,39 @@ def linear_prior_check(architecture: str, normalisation_exponent: int = 1) -> sp
     scales = effective_linear_scales(architecture, normalisation_exponent)
     in_scales = linear_prior_in_scales().subs({s1: scales["s1"], sG: scales["sG"]})
     return sp.simplify(linear_attention_prior_cost(architecture, normalisation_exponent) - in_scales)
+
+
+@lru_cache(maxsize=None)
+def matched_linear_normalisation() -> dict[str, sp.Expr]:
+    r"""The linear normalisation :math:`A = G/L^{k(r)}` that makes the linear action independent of r.
+
+    The population data action depends on the readout variance only through
+    :math:`\tilde p = \lambda\beta P/V` multiplying the invariants q, m^2, r, n^2, which are
+    quadratic in A; rescaling :math:`A\to\alpha A` together with
+    :math:`\lambda\to\lambda/\alpha^2` and the prior variances of A by :math:`\alpha^2` leaves
+    the action unchanged.  So the action depends only on :math:`\lambda s_1` and
+    :math:`\lambda s_G` (``invariance`` checks :math:`\partial_r` of both vanishes, and that
+    the linear action itself, written in :math:`\alpha A`, is unchanged), and k solves
+    :math:`\lambda(r)\,L^{-2k} = \lambda(0)\,L^{-2}`.
+
+    >>> matched_linear_normalisation()["k"]
+    1 - r_W/2
+    >>> matched_linear_normalisation()["invariance"]
+    (0, 0, 0)
+    """
+    k = sp.Symbol("k", real=True)
+    law = SCALE_LAWS["lam"]
+    solutions = sp.solve(sp.Eq(sp.log(law * L ** (-2 * k)), sp.log(law.subs(r_W, 0) * L**-2)), k)
+    if len(solutions) != 1:
+        raise ArithmeticError(f"expected one matched normalisation exponent, got {solutions}")
+    k_matched = sp.expand(solutions[0])
+    general = effective_linear_scales("T", 0)
+    products = [sp.factor(sp.powsimp(sp.expand_power_base(law * general[name] * L ** (-2 * k_matched), force=True), force=True))
+                for name in ("s1", "sG")]
+    alpha = sp.Symbol("alpha", positive=True)
+    action = linear_reduced_action("raw")
+    rescaled = action.subs({c1: alpha * c1, cG: alpha * cG, lam: lam / alpha**2, s1: s1 * alpha**2,
+                            sG: sG * alpha**2}, simultaneous=True)
+    invariance = tuple(sp.simplify(sp.diff(sp.expand_log(sp.log(p), force=True), r_W)) for p in products)
+    return {"k": k_matched, "lam_s1": products[0], "lam_sG": products[1],
+            "invariance": invariance + (sp.simplify(rescaled - action),)}

@@ -118,6 +118,15 @@ def softmax_pattern() -> Pattern:
 
 
 @lru_cache(maxsize=None)
+def softmax_data_action(targets: str = "raw") -> sp.Expr:
+    """The population data action of step 2 at the invariants of :func:`softmax_pattern` (cyclic shift)."""
+    invariants = attention_invariants(softmax_pattern(), L, "cyclic")
+    return population_action("cyclic", targets).subs(
+        {q: sp.factor(invariants["q"]), m: sp.factor(invariants["m"]),
+         r: sp.factor(invariants["r"]), n: sp.factor(invariants["n"])}, simultaneous=True)
+
+
+@lru_cache(maxsize=None)
 def softmax_reduced_action(targets: str = "raw") -> sp.Expr:
     r"""S_soft(a) of architecture T on the bulk-free family (t = 0), copy-direction variance sG.
 
@@ -125,11 +134,7 @@ def softmax_reduced_action(targets: str = "raw") -> sp.Expr:
     so the prior term is :math:`(L-1)g(a,0)^2/(2 s_G)`.
     """
     prior = gauge_fixed_copy_cost("T").subs(sigma2, sG).subs(gap, logit_gap().subs(t, 0))
-    invariants = attention_invariants(softmax_pattern(), L, "cyclic")
-    data = population_action("cyclic", targets).subs(
-        {q: sp.factor(invariants["q"]), m: sp.factor(invariants["m"]),
-         r: sp.factor(invariants["r"]), n: sp.factor(invariants["n"])}, simultaneous=True)
-    return prior + data
+    return prior + softmax_data_action(targets)
 
 
 @lru_cache(maxsize=None)

@@ -19,6 +19,8 @@ s1, sG, lam, beta = sp.symbols("s1 sG lam beta", positive=True)
 sigma2 = sp.Symbol("sigma2", positive=True)
 sigma_G2, sigma_W2, beta0 = sp.symbols("sigma_G2 sigma_W2 beta0", positive=True)
 a, c, d, e = sp.symbols("a c d e", real=True)
+r_W = sp.Symbol("r_W", real=True)
+"""Exponent of L in the readout variance (the convention's ``r``; named apart from the invariant r)."""
 c1, cG = sp.symbols("c1 cG", real=True)
 aG = sp.Symbol("aG", positive=True)
 q, m, r, n = sp.symbols("q m r n", real=True)

@@ -6,14 +6,14 @@ model carries everything that fixes its potential.  For sizes :math:`L, V`:
 
 .. math::
     s = \sigma_G^2 L^{-a} \;(\text{logit-weight prior variance}), \quad
-    \lambda = \sigma_W^2 V^{-c} \;(\text{readout prior variance}), \quad
+    \lambda = \sigma_W^2 V^{-c} L^{-r} \;(\text{readout prior variance}), \quad
     \beta = \beta_0 L^{-d} V^{-e}.
 
 ``architecture`` "M" puts the prior on positional logits :math:`G \in \mathbb{R}^{L\times L}`;
 "T" on :math:`W_{QK} \in \mathbb{R}^{(V+L)\times(V+L)}` with logits :math:`z^\top W_{QK} z'`,
-:math:`z = x \oplus e_\ell`.  ``normalisation`` "G" or "G/L" is the linear attention
-:math:`A = G` or :math:`G/L` (softmax ignores it).  The defaults are model T's:
-:math:`\sigma^2 = \lambda = 1`, :math:`\beta = 1/L`, :math:`A = G/L`, raw targets, cyclic shift.
+:math:`z = x \oplus e_\ell`.  ``normalisation`` "matched", "G/L" or "G" is the linear attention
+:math:`A = G/L^{1-r/2}`, :math:`G/L` or :math:`G` (softmax ignores it; "matched" keeps the linear
+action independent of r).  The defaults are model T's (:data:`~emergence.theory.copy_head.conventions.DEFAULT_CONVENTION`).
 
 >>> convention = CopyTaskConvention.parse("a=1,c=0,architecture=M,normalisation=G")
 >>> convention.a, convention.architecture, convention.normalisation
@@ -47,16 +47,20 @@ class CopyTaskConvention(Convention):
         :data:`emergence.theory.copy_head.model.SCALE_LAWS` (generated kernel ``copy_head_scale_laws``)."""
         from emergence.numerics.kernels.copy_head_scales import copy_head_scale_laws
 
-        laws = copy_head_scale_laws(L, V, self.sigma_G2, self.a, self.sigma_W2, self.c, self.beta0, self.d, self.e)
+        laws = copy_head_scale_laws(L, V, self.sigma_G2, self.a, self.sigma_W2, self.c, self.r, self.beta0, self.d, self.e)
         return tuple(float(value) for value in laws)
 
     def logit_prior_variance(self, L: int) -> float:
         """:math:`s = \\sigma_G^2 L^{-a}`."""
         return self.scale_laws(L, 1)[0]
 
-    def readout_prior_variance(self, V: int) -> float:
-        """:math:`\\lambda = \\sigma_W^2 V^{-c}`."""
-        return self.scale_laws(1, V)[1]
+    def readout_prior_variance(self, L: int, V: int) -> float:
+        """:math:`\\lambda = \\sigma_W^2 V^{-c} L^{-r}`."""
+        return self.scale_laws(L, V)[1]
+
+    def normalise_linear(self, G, L: int):
+        """Linear attention :math:`A = G / L^k` with k the convention's normalisation exponent."""
+        return G / float(L) ** self.attention_normalisation_exponent
 
     def beta(self, L: int, V: int) -> float:
         """:math:`\\beta = \\beta_0 L^{-d} V^{-e}`."""

@@ -36,7 +36,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 def _design(G: torch.Tensor, X: torch.Tensor, convention: CopyTaskConvention) -> torch.Tensor:
     """:math:`\\Phi` for a batch of logit matrices ``G (n,L,L)`` and one-hot data ``X (P,L,V)``: ``(n, PL, V)``."""
     L = G.shape[-1]
-    A = G / L if convention.normalisation == "G/L" else G
+    A = convention.normalise_linear(G, L)
     return torch.einsum("nij,pjv->npiv", A, X).reshape(G.shape[0], -1, X.shape[-1])
 
 
@@ -55,14 +55,14 @@ def dense_log_evidence(design, targets, lam: float, beta: float) -> torch.Tensor
 def marginal_action_dense(G, X, Y, convention: CopyTaskConvention) -> torch.Tensor:
     """:math:`S(G)` (up to a constant) from the :math:`PL\\times PL` log-evidence; shape ``(n,)``."""
     L, V = G.shape[-1], X.shape[-1]
-    s, lam, beta = convention.logit_prior_variance(L), convention.readout_prior_variance(V), convention.beta(L, V)
+    s, lam, beta = convention.logit_prior_variance(L), convention.readout_prior_variance(L, V), convention.beta(L, V)
     return (G**2).sum(dim=(-2, -1)) / (2 * s) + dense_log_evidence(_design(G, X, convention), Y.reshape(-1, V), lam, beta)
 
 
 def marginal_action(G, X, Y, convention: CopyTaskConvention) -> torch.Tensor:
     """:math:`S(G)` (up to a constant) in the :math:`V\\times V` form; shape ``(n,)``."""
     L, V = G.shape[-1], X.shape[-1]
-    s, lam, beta = convention.logit_prior_variance(L), convention.readout_prior_variance(V), convention.beta(L, V)
+    s, lam, beta = convention.logit_prior_variance(L), convention.readout_prior_variance(L, V), convention.beta(L, V)
     Phi = _design(G, X, convention)
     y = Y.reshape(-1, V)
     K = beta * Phi.transpose(-1, -2) @ Phi + torch.eye(V, dtype=G.dtype) / lam
@@ -79,7 +79,7 @@ def marginal_action(G, X, Y, convention: CopyTaskConvention) -> torch.Tensor:
 def gauge_fixed_order_parameters(G: torch.Tensor, convention: CopyTaskConvention) -> dict[str, torch.Tensor]:
     """:math:`\\operatorname{sgn}(m)\\,(c_1, c_G)` of :math:`A(G)` and its coverage, as in ``training.measure``."""
     L = G.shape[-1]
-    A = G / L if convention.normalisation == "G/L" else G
+    A = convention.normalise_linear(G, L)
     order = copy_order_parameters(A)
     sign = torch.where(order.m < 0, -1.0, 1.0).to(G.dtype)
     return {"c1": sign * order.c1, "cG": sign * order.cG, "coverage": order.coverage}

@@ -54,7 +54,7 @@ class CopyAttentionModel(torch.nn.Module):
         self.logit_weights = torch.nn.Parameter(torch.zeros(runs, width, width, dtype=dtype, device=device))
         self.readout = torch.nn.Parameter(torch.zeros(runs, V, V, dtype=dtype, device=device))
         self.logit_prior_variance = convention.logit_prior_variance(L)
-        self.readout_prior_variance = convention.readout_prior_variance(V)
+        self.readout_prior_variance = convention.readout_prior_variance(L, V)
         self.beta = convention.beta(L, V)
 
     def logits(self, batch: CopyTaskBatch | None = None) -> torch.Tensor:
@@ -88,7 +88,7 @@ class CopyAttentionModel(torch.nn.Module):
     def _normalise(self, G: torch.Tensor) -> torch.Tensor:
         if self.convention.attention == "softmax":
             return torch.softmax(G, dim=-1)
-        return G / self.L if self.convention.normalisation == "G/L" else G
+        return self.convention.normalise_linear(G, self.L)
 
     def attention(self, batch: CopyTaskBatch | None = None) -> torch.Tensor:
         """Attention matrices: ``(R, L, L)`` for model M, ``(N, L, L)`` for model T."""
@@ -216,7 +216,7 @@ class CopyAttentionModel(torch.nn.Module):
         position-position block (:math:`W_{pp} \\propto S`).
         """
         L, V = self.L, self.V
-        scale = 1.0 if self.convention.normalisation == "G/L" else 1.0 / L
+        scale = float(L) ** (self.convention.attention_normalisation_exponent - 1)
         shift = torch.as_tensor(cyclic_shift(L), dtype=self.readout.dtype, device=self.readout.device)
         for r, (start, seed) in enumerate(zip(starts, seeds)):
             if start not in STARTS:
