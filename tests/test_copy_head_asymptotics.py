@@ -79,7 +79,7 @@ def test_action_split_check_rejects_a_changed_prior(monkeypatch):
 
 def test_readout_scaled_jump_lands_where_the_dominant_balance_says():
     """lambda = 1/L: the full 50-digit coexistence against the derived balance (a*, P*) of readout_coexistence."""
-    from emergence.theory.copy_head.asymptotics import readout_landing
+    from emergence.numerics.copy_head.scaling import readout_landing
 
     ratios = []
     for L in (256, 1024, 65536):

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import mpmath
 import numpy as np
 
 from emergence.numerics.asymptotics import local_exponents, scaling_check
@@ -313,3 +314,34 @@ def _compare_with_reference(reference: Reference, points, xs, measured, kind: st
         "tolerance": REFERENCE_TOLERANCE if reference.asymptotic else None,
         "consistent": bool(consistent),
     }
+
+
+def readout_landing(L: float, V: float, sG: float = 1.0, lam0: float = 1.0, beta0: float = 1.0,
+                    dps: int = 30) -> dict[str, float]:
+    r"""Where the softmax jump lands for :math:`\lambda = \lambda_0/L`: the copy weight :math:`a^*`
+    and :math:`P^*` of the dominant balance
+    (:func:`emergence.theory.copy_head.asymptotics.readout_coexistence`, generated kernel
+    ``softmax_readout_landing_curve``), at the signal-to-noise :math:`z` where the curve's
+    :math:`\ell(z)` equals the logit gap :math:`\ln(a/(1-a)) + \ln(L-1)` (mpmath, ``dps`` digits).
+
+    The mismatch has two roots; the copy minimum is the larger one, bracketed in
+    :math:`[1/2, 2 + \ln L]` (the smaller root sits below :math:`z = 1/2` for L >= 32 at V = 16).
+    Raises :class:`ArithmeticError` where no landing exists in the bracket.
+
+    >>> landing = readout_landing(256, 16)
+    >>> round(landing["a_star"], 3), round(landing["P_star"], -1)
+    (0.593, 16370.0)
+    """
+    curve = generated_kernels().asymptotics.softmax_readout_landing_curve_mp
+    ctx = mpmath.mp.clone()
+    ctx.dps = dps
+
+    def mismatch(z):
+        a, ell, _ = curve(z, V, sG, lam0, beta0, ctx=ctx)
+        return ell - ctx.log(a / (1 - a)) - ctx.log(ctx.mpf(L) - 1)
+
+    z = ctx.findroot(mismatch, (ctx.mpf("0.5"), 2 + ctx.log(L)), solver="illinois", verify=False)
+    if not abs(mismatch(z)) < ctx.mpf(10) ** (5 - dps):
+        raise ArithmeticError(f"no copy landing found at L = {L}, V = {V}")
+    a, _, Pi = curve(z, V, sG, lam0, beta0, ctx=ctx)
+    return {"z": float(z), "a_star": float(a), "P_star": float(L * Pi)}

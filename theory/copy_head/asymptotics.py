@@ -145,7 +145,7 @@ def readout_coexistence() -> dict[str, sp.Expr]:
     .. math:: \frac{a}{1-a} = \sqrt{\frac{s_G(V-1)}{\lambda_0}}\,\frac{z}{(1+z)^{3/2}},\qquad
        \ell = \frac{1+z}{1-a},\qquad \Pi = \frac{zV}{\lambda_0\beta_0a^2},
 
-    closed by :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` (:func:`readout_landing`).  As
+    closed by :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` (:func:`emergence.numerics.copy_head.scaling.readout_landing`).  As
     :math:`L\to\infty`: :math:`z \simeq \ln L`, :math:`a^* \simeq \sqrt{s_G(V-1)/(\lambda_0\ln L)}`
     (the head still weakens, but only like :math:`(\ln L)^{-1/2}`) and
     :math:`P^* \simeq V L\ln^2 L/(\beta_0 s_G (V-1))`.
@@ -166,28 +166,3 @@ def readout_coexistence() -> dict[str, sp.Expr]:
     return {"data": f, "odds": odds_solutions[0], "a": a_of_z,
             "ell": sp.factor(sp.simplify(ell_solutions[0].subs(to_z).subs(a_star, a_of_z))),
             "Pi": sp.factor(sp.simplify(to_z[Pi].subs(a_star, a_of_z)))}
-
-
-def readout_landing(L_value: float, V_value: float, sG_value: float = 1.0, lam0_value: float = 1.0,
-                    beta0_value: float = 1.0, dps: int = 30) -> dict[str, float]:
-    """a* and P* of :func:`readout_coexistence` at one size: the z with ell(z) = ln(a/(1-a)) + ln(L-1) (mpmath).
-
-    The mismatch has two roots; the copy minimum is the larger one, bracketed in
-    [1/2, 2 + ln L] (the smaller root sits below z = 1/2 for L >= 32 at V = 16).
-
-    >>> landing = readout_landing(256, 16)
-    >>> round(landing["a_star"], 3), round(landing["P_star"], -1)
-    (0.593, 16370.0)
-    """
-    import mpmath
-
-    solution = readout_coexistence()
-    values = {V: V_value, sG: sG_value, lam0: lam0_value, beta0_: beta0_value}
-    a_of, ell_of, Pi_of = (sp.lambdify(z_fit, solution[name].subs(values), modules="mpmath")
-                           for name in ("a", "ell", "Pi"))
-    with mpmath.workdps(dps):
-        mismatch = lambda z: ell_of(z) - mpmath.log(a_of(z) / (1 - a_of(z))) - mpmath.log(mpmath.mpf(L_value) - 1)
-        z = mpmath.findroot(mismatch, (mpmath.mpf("0.5"), 2 + mpmath.log(L_value)), solver="illinois", verify=False)
-        if not abs(mismatch(z)) < mpmath.mpf(10) ** (5 - dps):
-            raise ArithmeticError(f"no copy landing found at L = {L_value}, V = {V_value}")
-        return {"z": float(z), "a_star": float(a_of(z)), "P_star": float(L_value * Pi_of(z))}

@@ -42,7 +42,8 @@ KNOB_DOMAIN = {
     "c": (0.0, 2.0, "uniform"), "r_W": (0.0, 2.0, "uniform"), "beta0": (0.1, 10.0, "log"), "d": (0.0, 2.0, "uniform"),
     "e": (0.0, 2.0, "uniform"), "k": (0.0, 1.0, "uniform"),
 }
-ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log")}
+ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log"), "z": (0.5, 10.0, "log"),
+                     "lambda0": (0.1, 10.0, "log")}
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
                 "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
                 "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
@@ -179,7 +180,7 @@ def _by_name(expression: sp.Expr, names: tuple[str, ...]) -> tuple[sp.Symbol, ..
 @lru_cache(maxsize=None)
 def asymptotics_module() -> KernelModule:
     """The derived large-size forms the scaling claims are compared with (model T)."""
-    from emergence.theory.copy_head.asymptotics import leading_P_star
+    from emergence.theory.copy_head.asymptotics import leading_P_star, readout_coexistence
     from emergence.theory.copy_head.landau import leading_second_order_point
 
     forms = leading_P_star()
@@ -187,6 +188,7 @@ def asymptotics_module() -> KernelModule:
     L_, = _by_name(forms["leading"], ("L",))
     law_constant = sp.simplify(sp.limit(forms["leading"] / (L_ * sp.log(L_) ** 2), L_, sp.oo))
     coefficient = leading_second_order_point()["coefficient_of_V2"]
+    landing = readout_coexistence()
     kernels = (
         _kernel("softmax_P_star_balance", _by_name(balance, ("L", "V", "beta0", "sG", "ell")),
                 (("P_star", balance),),
@@ -195,6 +197,11 @@ def asymptotics_module() -> KernelModule:
         _kernel("softmax_P_star_law_constant", _by_name(law_constant, ("V", "beta0", "sG")),
                 (("constant", law_constant),),
                 "lim_{L -> oo} P*/(L ln**2 L) of the dominant balance."),
+        _kernel("softmax_readout_landing_curve", _by_name(landing["a"] + landing["ell"] + landing["Pi"],
+                                                          ("z", "V", "sG", "lambda0", "beta0")),
+                (("a", landing["a"]), ("ell", landing["ell"]), ("Pi", landing["Pi"])),
+                "Where the softmax jump lands for lambda = lambda0/L, parametrised by the readout's "
+                "signal-to-noise z: copy weight a, logit gap ell and P*/L (readout_coexistence)."),
         _kernel("linear_P1_law_constant", _by_name(coefficient, ("sigma2", "lam")),
                 (("constant", coefficient),),
                 "lim_{V -> oo} lim_{L -> oo} P1/V**2 for model T (beta = 1/L)."),
