@@ -35,6 +35,9 @@ def add_arguments(parser):
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (CPU; default: CPU count)")
+    parser.add_argument("--executor", default="local",
+                        help="where points run: local (processes here), dask (a LocalCluster of --workers) "
+                        "or dask:ADDRESS (a running scheduler)")
     parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
     parser.add_argument("--plot", default=None, help="write the plot to PATH (png, pdf, svg)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
@@ -76,7 +79,8 @@ def run(args) -> int:
     from emergence.validation.copy_task.experiment import point_config, run_copy_point
     from emergence.validation.runtime import resolve_device
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
-    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.validation.executors import sweep_executor
+    from emergence.validation.sweeps import run_sweep
 
     if args.L < 2 or args.V < 2:
         raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={args.L}, V={args.V}")
@@ -93,12 +97,7 @@ def run(args) -> int:
         )
         for P in grid
     ]
-    if device == "cuda":
-        executor = InProcessExecutor()
-    elif args.workers == 1:
-        executor = InProcessExecutor(threads=1)
-    else:
-        executor = LocalProcessExecutor(args.workers)
+    executor = sweep_executor(args.executor, args.workers, device)
     out = args.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), configs, out, executor=executor,
                         description=f"copy-head {args.attention} {args.optimizer}")
