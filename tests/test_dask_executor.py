@@ -45,7 +45,7 @@ def _configs(extra=None):
     convention = CopyTaskConvention.parse(None, attention="softmax")
     configs = [
         point_config("softmax", "adam", 4, 3, P, 1, convention, seed=7, adam_steps=20, sgld_burn_in=1,
-                     sgld_draws=4, sgld_thin=1, chains=1, dtype="float64", objective="map")
+                     sgld_draws=4, sgld_thin=1, chains=1, dtype="float64", objective="joint")
         for P in (4, 6, 8, 10)
     ]
     return [config | (extra or {}) for config in configs]
@@ -75,8 +75,8 @@ def test_two_worker_local_cluster_equals_local_and_survives_a_killed_worker(tmp_
         with pytest.raises(EmergenceError, match="rerun to resume"):
             run_sweep(_tiny_copy_point, killing, tmp_path / "killed", executor=DaskExecutor(workers=2), progress=False)
     finished = {config["P"] for config in killing if result_path(tmp_path / "killed", config).exists()}
-    assert finished == {4, 6, 10}  # only the killed worker's point is lost
     runs_before = _runs_per_point(log)
+    assert finished == {4, 6, 10}, runs_before  # only the killed worker's point is lost
 
     rerun = run_sweep(_tiny_copy_point, killing, tmp_path / "killed", executor=DaskExecutor(workers=2), progress=False)
     runs_after = _runs_per_point(log)

@@ -67,13 +67,16 @@ class DaskExecutor:
         self.workers = workers
 
     def _client(self):
+        import dask
         from distributed import Client, LocalCluster
 
         if self.address is not None:
             return Client(self.address), None
-        cluster = LocalCluster(
-            n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        # one point per worker at a time, so that a dying worker holds only the point it runs
+        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+            cluster = LocalCluster(
+                n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
+            )
         return Client(cluster), cluster
 
     def map_unordered(self, work, configs):
