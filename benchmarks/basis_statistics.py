@@ -44,7 +44,17 @@ def _record(context_length: int, vocab_size: int, count: int, repeats: int) -> d
     )
     record["engine_tokens_per_second"] = count * context_length / record["engine_seconds"]
     record["engine_peak_bytes"] = peak_memory_bytes(engine)
+    record["engine_bytes"] = basis_traffic_bytes(count, context_length, vocab_size)
     return record
+
+
+def basis_traffic_bytes(count: int, context_length: int, vocab_size: int) -> int:
+    """Memory traffic of the statistics, as a model: per causal pair one 8-byte accumulator read and
+    write in pass 1, one gather and one read-write in pass 2 (40 bytes), plus the six dense V x V
+    float64 arrays written once; the fraction of copy bandwidth is a lower bound of the cache misses'
+    share."""
+    pairs = count * context_length * (context_length + 1) // 2
+    return 40 * pairs + 6 * 8 * vocab_size * vocab_size
 
 
 def run(quick: bool = False) -> list[dict]:

@@ -67,12 +67,18 @@ def peak_memory_bytes(function: Callable[[], Any]) -> int:
 
 
 def format_table(records: list[dict[str, Any]]) -> str:
-    """A plain-text table: name, size, ratio median [min, max], engine and alternative seconds."""
-    header = f"{'benchmark':<34} {'size':<22} {'ratio (median [min, max])':>28} {'engine s':>10} {'alt s':>10}"
+    """A plain-text table: name, size, ratio median [min, max], engine and alternative seconds,
+    and the engine's fraction of the hardware limit where the row states its work."""
+    header = (
+        f"{'benchmark':<34} {'size':<22} {'ratio (median [min, max])':>28} {'engine s':>10} {'alt s':>10}"
+        f" {'of limit':>9}"
+    )
     lines = [header, "-" * len(header)]
     for r in records:
         spread = f"{r['ratio_median']:.1f}x [{r['ratio_min']:.1f}, {r['ratio_max']:.1f}]"
+        fraction = f"{r['fraction_of_limit']:.1%}" if "fraction_of_limit" in r else "-"
         lines.append(
             f"{r['name']:<34} {r['size']:<22} {spread:>28} {r['engine_seconds']:>10.4g} {r['alternative_seconds']:>10.4g}"
+            f" {fraction:>9}"
         )
     return "\n".join(lines)

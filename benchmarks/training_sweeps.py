@@ -72,10 +72,22 @@ def _train(counts, seeds, convention, steps, device) -> None:
     run_steps(training_stepper(counts, seeds, convention, adam, device), steps, device)
 
 
+def step_flops(counts, seeds, convention, device="cpu") -> int:
+    """Floating-point operations of one batched Adam step, counted by torch's ``FlopCounterMode``
+    (matmul-like operators only: it counts the arithmetic a BLAS limit applies to)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    step = training_stepper(counts, seeds, convention, adam, device)
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return counter.get_total_flops()
+
+
 def _one(architecture: str, attention: str, steps: int, repeats: int, device: str) -> dict:
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
     counts, seeds = sweep_runs()
-    return compare(
+    work = {"engine_flops": steps * step_flops(counts, seeds, convention, device), "engine_dtype": "float64"}
+    return work | compare(
         f"copy sweep {architecture}/{attention} Adam",
         f"64 runs, L={L}, V={V}, {steps} steps, {device}",
         lambda: _train(counts, seeds, convention, steps, device),

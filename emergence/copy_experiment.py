@@ -27,7 +27,8 @@ class CopyExperiment:
     """One copy-task validation: sizes, the ``P`` grid, the optimizer and its budget.
 
     ``convention``: text such as ``architecture=M,a=1`` (model T defaults); ``workers``: local
-    processes (1: in this process, one torch thread; default: the CPU count); ``out``: folder
+    processes (1: in this process, one torch thread; default: the CPU count); ``executor``:
+    ``local``, ``dask`` (a LocalCluster of ``workers``) or ``dask:ADDRESS``; ``out``: folder
     of the resumable per-point results (default: a new temporary folder).
     """
 
@@ -49,6 +50,7 @@ class CopyExperiment:
     seed: int = 0
     device: str | None = None
     workers: int | None = None
+    executor: str = "local"
     out: str | None = None
     progress: bool = field(default=True, compare=False)
 
@@ -97,7 +99,8 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.validation.copy_task.experiment import point_config, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.runtime import resolve_device
-    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.validation.executors import sweep_executor
+    from emergence.validation.sweeps import run_sweep
 
     config.check()
     device = resolve_device(config.device)
@@ -107,12 +110,7 @@ def run_copy_experiment(config: CopyExperiment):
                 ("adam_steps", "adam_lr", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
     points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
                            seed=config.seed, **settings) for P in grid]
-    if device == "cuda":
-        executor = InProcessExecutor()
-    elif config.workers == 1:
-        executor = InProcessExecutor(threads=1)
-    else:
-        executor = LocalProcessExecutor(config.workers)
+    executor = sweep_executor(config.executor, config.workers, device)
     out = config.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
     if not config.out:
         import atexit
@@ -130,7 +128,7 @@ def run_copy_experiment(config: CopyExperiment):
     return CopyHeadValidation(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
-                  if k not in ("out", "progress", "workers")},
+                  if k not in ("out", "progress", "workers", "executor")},
         predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
         prediction_note=note, results_folder=config.out,
         provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),

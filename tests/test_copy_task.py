@@ -266,3 +266,25 @@ def test_diverging_marginal_training_is_a_one_line_error():
     with pytest.raises(DivergenceError, match="non-finite") as error:
         train_map(model, batch, steps=5, objective="marginal")
     assert "\n" not in str(error.value)
+
+
+def test_training_stops_when_every_run_has_converged_and_not_before():
+    """Early stopping gives the same verdict as the cap: converged runs stop early, too few steps do not pass."""
+    import emergence.validation.copy_task.training as training
+
+    L, V = 6, 3
+    calls = []
+    model = CopyAttentionModel(2, L, V, CopyTaskConvention(attention="softmax"))
+    model.initialise(["uniform", "copy"], [0, 1])
+    batch = copy_task_batch([16, 16], L, V, seeds=[0, 1])
+    original = training._passes
+    training._passes = lambda *a: calls.append(1) or original(*a)
+    try:
+        result = train_map(model, batch, steps=3000)
+    finally:
+        training._passes = original
+    assert bool(result.converged.all())
+    assert len(calls) < 10  # stopped before the last check at the cap (10 checks + the final verdict)
+    short = CopyAttentionModel(2, L, V, CopyTaskConvention(attention="softmax"))
+    short.initialise(["uniform", "copy"], [0, 1])
+    assert not bool(train_map(short, batch, steps=3).converged.all())

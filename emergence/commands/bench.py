@@ -38,6 +38,7 @@ def run(args) -> int:
 
     _import_benchmarks()
     from benchmarks import BENCHMARK_MODULES
+    from benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
     from benchmarks.harness import format_table
     from emergence.numerics.io import provenance, to_json_text, write_json_atomic
 
@@ -47,13 +48,15 @@ def run(args) -> int:
 
         raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
                              + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
+    print("measuring the hardware limits (matmul FLOP/s, copy GB/s) ...", file=sys.stderr)
+    limits = measure_hardware_limits(quick=args.quick)
     records = []
     for dotted in chosen:
         print(f"running {dotted} ...", file=sys.stderr)
-        records.extend(importlib.import_module(dotted).run(quick=args.quick))
+        records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
     print(format_table(records), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
-        document = {"records": records, "provenance": provenance({"quick": args.quick, "only": args.only}, seed=None)}
+        document = {"hardware_limits": limits, "records": records, "provenance": provenance({"quick": args.quick, "only": args.only}, seed=None)}
         if args.json == "-":
             sys.stdout.write(to_json_text(document))
         else:

@@ -39,6 +39,9 @@ def add_arguments(parser):
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
     parser.add_argument("--workers", type=integer(1), default=None, help="local worker processes (CPU; default: CPU count)")
+    parser.add_argument("--executor", default="local", type=_executor,
+                        help="where points run: local (processes here), dask (a LocalCluster of --workers) "
+                        "or dask:ADDRESS (a running scheduler)")
     parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), help="write the JSON report to PATH, or - for stdout")
     parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), help="write the plot to PATH (png, pdf, svg)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
@@ -84,6 +87,20 @@ def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
     return grid
 
 
+def _executor(text: str) -> str:
+    """``--executor`` checked at parse time (:func:`emergence.validation.executors.parse_executor`)."""
+    import argparse
+
+    from emergence.theory.errors import EmergenceError
+    from emergence.validation.executors import parse_executor
+
+    try:
+        parse_executor(text)
+    except EmergenceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def P_grid(text: str) -> list[int]:
     """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work).
 
@@ -112,7 +129,8 @@ def run(args) -> int:
         args.attention, args.L, args.V, tuple(args.P_grid), optimizer=args.optimizer,
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
-        dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, out=args.out,
+        dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
+        out=args.out,
     )
     experiment.check()
     if args.plot:

@@ -64,6 +64,11 @@ from typing import Any
 
 import numpy as np
 
+from emergence.numerics.leading_terms.compiled_pair_pass import (
+    compiled_context,
+    compiled_key_query_and_positional,
+    uses_compiled_pair_pass,
+)
 from emergence.theory.errors import EmergenceError, InvalidSizeError
 from emergence.numerics.limits import available_memory_bytes
 
@@ -323,6 +328,7 @@ def basis_statistics(
     chunk_elements: int | None = None,
     include_interchangeability: bool = True,
     memory_limit_bytes: int | None = None,
+    pair_pass: str = "auto",
 ) -> BasisStatistics:
     """All statistics of ``sequences`` (N, T + 1) token ids in ``0..vocab_size-1``.
 
@@ -331,9 +337,12 @@ def basis_statistics(
     :data:`DEFAULT_CHUNK_ELEMENTS`, on CuPy :data:`DEVICE_CHUNK_ELEMENTS`).
     ``include_interchangeability=False`` skips \\Sigma_{\\bar B}, which nothing else needs.
     Raises :class:`InvalidSizeError` when the dense V x V arrays would exceed
-    ``memory_limit_bytes`` (default: available memory).
+    ``memory_limit_bytes`` (default: available memory).  ``pair_pass``: ``auto`` runs the
+    compiled passes of :mod:`~emergence.numerics.leading_terms.compiled_pair_pass` where Numba
+    is installed (NumPy arrays only), ``numpy`` the reference passes here, ``compiled`` insists.
     """
     xp = np if xp is None else xp
+    compiled = uses_compiled_pair_pass(pair_pass, xp)
     require_dense_memory(vocab_size, memory_limit_bytes)
     tokens = _validated_tokens(sequences, vocab_size, xp)
     count, context_length = tokens.shape[0], tokens.shape[1] - 1
@@ -353,13 +362,19 @@ def basis_statistics(
     bigram = _bigram(counts, row_mass, vocab_size, xp)
 
     scaled_targets = targets * vocab_size
-    context, last_keys = _context(inputs, scaled_targets, parts, pairs, positions, vocab_size, xp)
+    if compiled:
+        context = compiled_context(inputs, targets, positions, vocab_size)
+    else:
+        context, last_keys = _context(inputs, scaled_targets, parts, pairs, positions, vocab_size, xp)
     interchangeability, composed = _bigram_products(
         counts, row_mass, bigram, context, include_interchangeability, xp
     )
-    key_query, positional = _key_query_and_positional(
-        inputs, scaled_targets, parts, pairs, positions, composed, last_keys, xp
-    )
+    if compiled:
+        key_query, positional = compiled_key_query_and_positional(inputs, targets, composed, positions)
+    else:
+        key_query, positional = _key_query_and_positional(
+            inputs, scaled_targets, parts, pairs, positions, composed, last_keys, xp
+        )
 
     return BasisStatistics(
         bigram=bigram,

@@ -32,6 +32,10 @@ import torch
 
 from emergence.theory.errors import InvalidSizeError
 
+GROUP_ELEMENTS = 1 << 17
+"""On a CPU, runs with equal P are split into groups of at most GROUP_ELEMENTS // (P L^2) runs,
+so that a group's (R_g, P_g, L, L) logits stay in cache (on a GPU one group holds them all)."""
+
 
 @dataclass(frozen=True)
 class RunMajorGroup:
@@ -84,18 +88,21 @@ class CopyTaskBatch:
             order = torch.argsort(self.run, stable=True)
             starts = torch.cumsum(counts, 0) - counts
             groups = []
+            L = self.tokens.shape[1]
             for count in torch.unique(counts).tolist():
-                runs = torch.nonzero(counts == count).flatten()
-                sequences = order[starts[runs][:, None] + torch.arange(count, device=order.device)]
-                groups.append(
-                    RunMajorGroup(
-                        runs=runs,
-                        sequences=sequences,
-                        one_hot=self.one_hot()[sequences],
-                        targets=self.targets[sequences],
-                        tokens=self.tokens[sequences],
+                equal = torch.nonzero(counts == count).flatten()
+                per_group = max(1, GROUP_ELEMENTS // (count * L * L)) if self.one_hot().is_cpu else len(equal)
+                for runs in torch.split(equal, per_group):
+                    sequences = order[starts[runs][:, None] + torch.arange(count, device=order.device)]
+                    groups.append(
+                        RunMajorGroup(
+                            runs=runs,
+                            sequences=sequences,
+                            one_hot=self.one_hot()[sequences],
+                            targets=self.targets[sequences],
+                            tokens=self.tokens[sequences],
+                        )
                     )
-                )
             self._run_major = tuple(groups)
         return self._run_major
 
