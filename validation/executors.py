@@ -58,7 +58,12 @@ class DaskExecutor:
     ``address``: a running scheduler, or ``None`` for a ``LocalCluster`` of ``workers``
     single-threaded worker processes, closed again after the sweep.  A point that fails does
     not stop the others: every other point is yielded first, then the first error is raised.
+    Workers write each finished point into the (shared) output folder themselves
+    (``stores_where_it_runs``): a result computed on a worker that dies before the client
+    fetches it is not lost.
     """
+
+    stores_where_it_runs = True
 
     def __init__(self, address: str | None = None, workers: int | None = None):
         if importlib.util.find_spec("distributed") is None:

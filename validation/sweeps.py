@@ -32,7 +32,7 @@ import importlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
@@ -137,6 +137,14 @@ def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
     return Path(out) / f"{run_key(config)}.json"
 
 
+def _run_and_store(work: Work, folder: str, code: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Run one point and write its file at once, where it ran (a shared output folder)."""
+    result = work(config)
+    write_json_atomic(result_path(folder, config), {"config": config, "code": code, "result": result,
+                                                    "provenance": provenance(config, config.get("seed"))})
+    return result
+
+
 def run_sweep(
     work: Work,
     configs: Sequence[dict[str, Any]],
@@ -151,6 +159,9 @@ def run_sweep(
     Each stored file holds ``{"config", "code", "result", "provenance"}``; a file whose stored
     configuration differs from the requested one (a hash collision) or whose ``code`` differs
     from ``code`` (default: :func:`source_fingerprint`, the engine's code now) is recomputed.
+    An executor with ``stores_where_it_runs`` (Dask) has each worker write its finished point
+    itself, so a worker that dies loses only the point it was running, not results it had
+    computed but not yet handed to the client.
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
@@ -169,16 +180,19 @@ def run_sweep(
     if progress:
         bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending))
     executor = executor or LocalProcessExecutor()
+    stored_by_executor = getattr(executor, "stores_where_it_runs", False)
     try:
         todo = [configs[i] for i in pending]
-        for local_index, result in executor.map_unordered(work, todo):
+        task = partial(_run_and_store, work, str(folder), code) if stored_by_executor else work
+        for local_index, result in executor.map_unordered(task, todo):
             index = pending[local_index]
             config = configs[index]
-            write_json_atomic(
-                result_path(folder, config),
-                {"config": config, "code": code, "result": result,
-                 "provenance": provenance(config, config.get("seed"))},
-            )
+            if not stored_by_executor:
+                write_json_atomic(
+                    result_path(folder, config),
+                    {"config": config, "code": code, "result": result,
+                     "provenance": provenance(config, config.get("seed"))},
+                )
             results[index] = result
             if bar is not None:
                 bar.update(1)

@@ -89,7 +89,7 @@ def train_map(
     objective: str = "joint",
     stop_when_converged: bool = True,
 ) -> MapResult:
-    """Minimise every run's ``objective`` with Adam; return the convergence diagnostics.
+    r"""Minimise every run's ``objective`` with Adam; return the convergence diagnostics.
 
     Run r has converged when \|\nabla U_r\| \le ``gradient_tolerance`` max(|U_r|, 1) and U_r changed
     by at most ``flatness_tolerance`` max(|U_r|, 1) over the last ``window`` = steps/10 steps.  With
