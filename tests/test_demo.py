@@ -118,6 +118,7 @@ def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_pat
     """A sampler whose P1 was not measured fails, and the comparison line names the missing transition."""
     import emergence.demo_steps as demo_steps
     from emergence.demo import DemoContext
+    from emergence.records import CopyHeadValidation
     from emergence.validation.copy_task.analysis import agreement, measured_curves
 
     P = [8, 16, 32, 64]
@@ -135,12 +136,14 @@ def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_pat
     good = [point(c1, cG) for c1, cG in zip(predicted["c1"], predicted["cG"])]
     flat = [point(0.0, cG) for cG in predicted["cG"]]  # c1 never rises: P1 is missing
     measured = {"adam": measured_curves("linear", "adam", P, good), "sgld": measured_curves("linear", "sgld", P, flat)}
-    experiment = {"attention": "linear", "L": 8, "V": 4, "predicted": predicted, "measured": measured,
-                  "agreement": {o: agreement("linear", measured[o], predicted) for o in measured},
-                  "settings": {"P": P, "seeds": 1, "objective": "marginal", "adam_steps": 1, "sgld_burn_in": 1,
-                               "sgld_draws": 4, "sgld_thin": 1, "chains": 1}}
-    monkeypatch.setattr(demo_steps, "mode", lambda context: {"copy_task": [experiment]})
-    monkeypatch.setattr(demo_steps, "_copy_task_experiment", lambda e, context: e)
+    settings = {"P": P, "seeds": 1, "objective": "marginal", "adam_steps": 1, "sgld_burn_in": 1,
+                "sgld_draws": 4, "sgld_thin": 1, "chains": 1}
+    runs = [CopyHeadValidation(attention="linear", L=8, V=4, P=P, optimizer=optimizer, settings=settings,
+                               predicted=predicted, measured=measured[optimizer],
+                               agreement=agreement("linear", measured[optimizer], predicted))
+            for optimizer in ("adam", "sgld")]
+    monkeypatch.setattr(demo_steps, "mode", lambda context: {"copy_task": [settings]})
+    monkeypatch.setattr(demo_steps, "_copy_task_experiment", lambda e, context: runs)
     monkeypatch.setattr(demo_steps, "draw_plots", lambda plots, out: None)
     section = demo_steps.copy_task_step(DemoContext(tmp_path, True, 0, None))
     assert "Adam agrees" in section.comparison

@@ -77,7 +77,7 @@ def test_theory_numerics_and_emergence_import_without_torch_matplotlib_or_hypoth
     [
         ("torch", "train", ["validate", "copy-head", "--attention", "linear", "--L", "8", "--V", "4"]),
         ("matplotlib", "plot", ["phase-diagram", "--attention", "linear", "--L", "8", "--V", "4",
-                                "--points", "5", "--plot", "figure.png"]),
+                                "--points", "8", "--plot", "figure.png"]),
     ],
 )
 def test_a_command_needing_a_missing_framework_names_its_extra(tmp_path, framework, extra, arguments):
@@ -162,8 +162,6 @@ def test_fresh_install_derives_a_phase_diagram_without_optional_frameworks(fresh
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(not hasattr(emergence, "phase_diagram"), strict=True,
-                   reason="the Python API (emergence.phase_diagram) is not on this branch yet")
 def test_fresh_install_runs_the_python_api(fresh_python, tmp_path):
     source = "import emergence; emergence.phase_diagram('softmax', 64, 8).to_dict()"
     result = run_python(source, python=fresh_python, cwd=tmp_path)

@@ -14,7 +14,7 @@ HELP = "replica-exchange posterior sampling of copy-task models against the post
 
 
 def add_arguments(parser):
-    from emergence.validation.copy_task.posterior_validation import DEFAULTS
+    from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as DEFAULTS
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--L", type=int, required=True, help="sequence length")

@@ -65,3 +65,20 @@ class CopyTaskConvention(Convention):
     def beta(self, L: int, V: int) -> float:
         """:math:`\\beta = \\beta_0 L^{-d} V^{-e}`."""
         return self.scale_laws(L, V)[2]
+
+
+POSTERIOR_DEFAULTS: dict = {
+    "replicas": 6,
+    "coldest": 0.5,
+    "hottest": 3.0,
+    "tempering": "likelihood",
+    "chains": 4,
+    "burn_in": 500,
+    "draws": 40,
+    "thin": 10,
+    "swap_every": 5,
+    "step_fraction": 0.05,
+    "copy_threshold": 0.25,
+}
+"""Defaults of one replica-exchange posterior sweep point (``emergence validate posterior``; kept
+here, free of torch, so that the command line can show them without importing the sampler)."""

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS, CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.tempering import sample_replica_exchange
@@ -39,19 +39,7 @@ P_STAR_FACTOR = 1.5
 EVALUATION_SEQUENCES = 128
 OBSERVABLES = ("c1", "cG", "aG", "coverage", "test_loss")
 
-DEFAULTS: dict[str, Any] = {
-    "replicas": 6,
-    "coldest": 0.5,
-    "hottest": 3.0,
-    "tempering": "likelihood",
-    "chains": 4,
-    "burn_in": 500,
-    "draws": 40,
-    "thin": 10,
-    "swap_every": 5,
-    "step_fraction": 0.05,
-    "copy_threshold": 0.25,
-}
+DEFAULTS = POSTERIOR_DEFAULTS
 
 
 def temperature_ladder(replicas: int, coldest: float, hottest: float) -> torch.Tensor:
