@@ -32,8 +32,9 @@ def test_phase_diagram_json_and_plot(tmp_path, capsys):
 def test_phase_diagram_linear_to_stdout(capsys):
     assert main(["phase-diagram", "--attention", "linear", "--L", "64", "--V", "8", "--points", "100",
                  "--convention", "c=0", "--json", "-"]) == 0
-    text = capsys.readouterr().out
-    record = json.loads(text[text.index("{"):])
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)  # stdout holds only the JSON; the summary goes to stderr
+    assert "P1" in captured.err
     assert record["transitions"]["P1"] > 0 and record["transitions"]["P_star"] is None
     assert record["convention"]["architecture"] == "T"
     assert all(v is not None for v in record["loss"])

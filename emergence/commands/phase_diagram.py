@@ -30,6 +30,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    import sys
+
     from emergence.api import phase_diagram
     from emergence.figures import figure_format, save_figure
     from emergence.numerics.copy_head.phase_diagram import check_grid
@@ -43,16 +45,17 @@ def run(args) -> int:
         diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
     diagram.provenance = provenance(vars_for_record(args), seed=None)
     record = diagram.to_dict()
+    summary = sys.stderr if args.json == "-" else sys.stdout  # stdout carries only the JSON then
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "
-          f"{len(grid)} points, reconstruction: model {diagram.convention['architecture']})")
+          f"{len(grid)} points, reconstruction: model {diagram.convention['architecture']})", file=summary)
     for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
-        print(f"  {name:<18} {_describe(diagram.transitions[name])}")
+        print(f"  {name:<18} {_describe(diagram.transitions[name])}", file=summary)
     if args.json == "-":
         print(to_json_text(record), end="")
     elif args.json:
         print(f"wrote {write_json_atomic(args.json, record)}")
     if args.plot:
-        print(f"wrote {save_figure(diagram.plot(), args.plot)}")
+        print(f"wrote {save_figure(diagram.plot(), args.plot)}", file=summary)
     return 0
 
 
