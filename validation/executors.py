@@ -80,7 +80,7 @@ class DaskExecutor:
         # one point per worker at a time, so that a dying worker holds only the point it runs
         with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
             cluster = LocalCluster(
-                n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
         return Client(cluster), cluster
 
