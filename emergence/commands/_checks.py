@@ -34,6 +34,22 @@ def _fail(message: str):
     raise argparse.ArgumentTypeError(message)
 
 
+def argument_type(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse`` as an argparse type: its one-line
+    :class:`~emergence.theory.errors.EmergenceError` becomes argparse's refusal, at parse time."""
+
+    def checked(text: str):
+        from emergence.theory.errors import EmergenceError
+
+        try:
+            return parse(text)
+        except EmergenceError as error:
+            _fail(str(error))
+
+    checked.__name__ = getattr(parse, "__name__", "value")
+    return checked
+
+
 def integer(low: int | None = None, high: int | None = None, what: str = "") -> Callable[[str], int]:
     """An integer in ``[low, high]``; ``8.5``, ``nan`` or ``1e3`` are refused, not rounded.
 

@@ -16,7 +16,15 @@ DEFAULT_P_GRID = "geom:8:1024:8"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, integer, learning_rate, output_file, output_folder, seed
+    from emergence.commands._checks import (
+        PLOT_FORMATS,
+        argument_type,
+        integer,
+        learning_rate,
+        output_file,
+        output_folder,
+        seed,
+    )
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
@@ -25,7 +33,7 @@ def add_arguments(parser):
                              "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
     parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
     parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
-    parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=P_grid,
+    parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=argument_type(_P_grid_argument),
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
@@ -39,7 +47,7 @@ def add_arguments(parser):
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="torch dtype of the models (default float64; float32 for large GPU sweeps)")
     parser.add_argument("--workers", type=integer(1), default=None, help="local worker processes (CPU; default: CPU count)")
-    parser.add_argument("--executor", default="local", type=_executor,
+    parser.add_argument("--executor", default="local", type=argument_type(_executor_spec),
                         help="where points run: local (processes here), dask (a LocalCluster of --workers) "
                         "or dask:ADDRESS (a running scheduler)")
     parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), help="write the JSON report to PATH, or - for stdout")
@@ -87,34 +95,21 @@ def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
     return grid
 
 
-def _executor(text: str) -> str:
-    """``--executor`` checked at parse time (:func:`emergence.validation.executors.parse_executor`)."""
-    import argparse
-
-    from emergence.theory.errors import EmergenceError
+def _executor_spec(text: str) -> str:
+    """``--executor``: the text, once :func:`emergence.validation.executors.parse_executor` accepts it."""
     from emergence.validation.executors import parse_executor
 
-    try:
-        parse_executor(text)
-    except EmergenceError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    parse_executor(text)
     return text
 
 
-def P_grid(text: str) -> list[int]:
-    """:func:`parse_P_grid` as an argparse type (refused at parse time, before any work).
+def _P_grid_argument(text: str) -> list[int]:
+    """:func:`parse_P_grid` at parse time, before any work.
 
     A one-point grid passes here so that the memory estimate speaks first about a huge point;
-    ``run`` refuses it right after.
+    the experiment refuses it right after.
     """
-    import argparse
-
-    from emergence.theory.errors import EmergenceError
-
-    try:
-        return parse_P_grid(text, minimum_points=1)
-    except EmergenceError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    return parse_P_grid(text, minimum_points=1)
 
 
 def run(args) -> int:
