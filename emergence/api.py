@@ -70,22 +70,27 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
     """Check one of the paper's scaling claims on the reduced actions to ``dps`` digits.
 
     ``claim``: a name of :data:`emergence.numerics.copy_head.scaling.CLAIMS`; ``law``: another law
-    to test than the claimed one, where the numerics support it; ``fast``: the smaller sizes only.
+    to test on the same data with the same criterion, an expression in ``L`` and ``V``
+    (:mod:`emergence.theory.copy_head.laws`); ``fast``: the smaller sizes only.
     """
-    import inspect
-
-    from emergence.numerics.copy_head.scaling import derived_reference, scaling_report
+    from emergence.numerics.copy_head.scaling import CLAIMS, Law, derived_reference, scaling_report
     from emergence.records import ScalingVerdict
     from emergence.theory.errors import EmergenceError
 
+    if claim not in CLAIMS:
+        raise EmergenceError(f"unknown claim {claim!r}; choose {', '.join(CLAIMS)}")
     convention = _convention(convention)
-    options: dict[str, Any] = {}
+    replaced = None
     if law is not None:
-        if "law" not in inspect.signature(scaling_report).parameters:
-            raise EmergenceError("testing another law than the claimed one is not yet supported")
-        options["law"] = law
+        from emergence.theory.copy_head.laws import law_function, law_ratio_limit, parse_law
+
+        expression = parse_law(law)
+        sweep = CLAIMS[claim].sweeps[0]
+        fixed = {"V" if sweep.variable == "L" else "L": sweep.fixed}
+        factor = law_ratio_limit(parse_law(CLAIMS[claim].law), expression, sweep.variable, fixed)
+        replaced = Law(str(expression), law_function(expression), factor)
     report = scaling_report(claim, convention, dps=dps, fast=fast,
-                            reference=derived_reference(claim, convention), **options)
+                            reference=derived_reference(claim, convention), law=replaced)
     report["convention"] = convention.as_dict()
     return ScalingVerdict.from_dict(report)
 

@@ -166,3 +166,24 @@ def readout_coexistence() -> dict[str, sp.Expr]:
     return {"data": f, "odds": odds_solutions[0], "a": a_of_z,
             "ell": sp.factor(sp.simplify(ell_solutions[0].subs(to_z).subs(a_star, a_of_z))),
             "Pi": sp.factor(sp.simplify(to_z[Pi].subs(a_star, a_of_z)))}
+
+
+@lru_cache(maxsize=None)
+def readout_leading_P_star() -> dict[str, sp.Expr]:
+    r"""The leading law of the :math:`\lambda = \lambda_0/L` balance (the default model, r = 1).
+
+    On the landing curve of :func:`readout_coexistence`, as :math:`z\to\infty`:
+    :math:`\ell(z)/z \to 1` and :math:`\ln(a/(1-a))/z \to 0` (SymPy limits, checked here), so the
+    closure :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` gives :math:`z/\ln L \to 1`, and
+    :math:`P^* = L\Pi \sim L\ln^2 L\,\lim_{z\to\infty}\Pi/z^2`.
+
+    >>> readout_leading_P_star()["leading"]
+    L*V*log(L)**2/(beta0*sG*(V - 1))
+    """
+    landing = readout_coexistence()
+    checks = {"ell_over_z": sp.limit(landing["ell"] / z_fit, z_fit, sp.oo),
+              "log_odds_over_z": sp.limit(sp.log(landing["odds"]) / z_fit, z_fit, sp.oo)}
+    if checks != {"ell_over_z": 1, "log_odds_over_z": 0}:
+        raise ArithmeticError(f"the landing curve does not give z ~ ln L: {checks}")
+    constant = sp.simplify(sp.limit(landing["Pi"] / z_fit**2, z_fit, sp.oo))
+    return {"coefficient_of_L_log2L": constant, "leading": sp.simplify(L * sp.log(L) ** 2 * constant), **checks}

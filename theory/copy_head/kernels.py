@@ -180,7 +180,7 @@ def _by_name(expression: sp.Expr, names: tuple[str, ...]) -> tuple[sp.Symbol, ..
 @lru_cache(maxsize=None)
 def asymptotics_module() -> KernelModule:
     """The derived large-size forms the scaling claims are compared with (model T)."""
-    from emergence.theory.copy_head.asymptotics import leading_P_star, readout_coexistence
+    from emergence.theory.copy_head.asymptotics import leading_P_star, readout_coexistence, readout_leading_P_star
     from emergence.theory.copy_head.landau import leading_second_order_point
 
     forms = leading_P_star()
@@ -189,6 +189,7 @@ def asymptotics_module() -> KernelModule:
     law_constant = sp.simplify(sp.limit(forms["leading"] / (L_ * sp.log(L_) ** 2), L_, sp.oo))
     coefficient = leading_second_order_point()["coefficient_of_V2"]
     landing = readout_coexistence()
+    readout_constant = readout_leading_P_star()["coefficient_of_L_log2L"]
     kernels = (
         _kernel("softmax_P_star_balance", _by_name(balance, ("L", "V", "beta0", "sG", "ell")),
                 (("P_star", balance),),
@@ -202,6 +203,10 @@ def asymptotics_module() -> KernelModule:
                 (("a", landing["a"]), ("ell", landing["ell"]), ("Pi", landing["Pi"])),
                 "Where the softmax jump lands for lambda = lambda0/L, parametrised by the readout's "
                 "signal-to-noise z: copy weight a, logit gap ell and P*/L (readout_coexistence)."),
+        _kernel("softmax_readout_P_star_law_constant", _by_name(readout_constant, ("V", "beta0", "sG")),
+                (("constant", readout_constant),),
+                "lim_{L -> oo} P*/(L ln**2 L) of the lambda = lambda0/L balance (readout_leading_P_star; "
+                "lambda0 drops out)."),
         _kernel("linear_P1_law_constant", _by_name(coefficient, ("sigma2", "lam")),
                 (("constant", coefficient),),
                 "lim_{V -> oo} lim_{L -> oo} P1/V**2 for model T (beta = 1/L)."),
