@@ -243,18 +243,6 @@ def test_derive_returns_sympy_steps():
     assert derivation.to_dict()["theory"] == "copy-head" and "Reconstruction" in derivation.note
 
 
-def test_scaling_with_another_law_is_refused_until_the_numerics_support_it():
-    import inspect
-
-    from emergence.numerics.copy_head.scaling import scaling_report
-    from emergence.theory.errors import EmergenceError
-
-    if "law" in inspect.signature(scaling_report).parameters:
-        pytest.skip("the numerics support --law; their own tests cover it")
-    with pytest.raises(EmergenceError, match="not yet supported"):
-        emergence.scaling("linear-second-order", law="V**3", dps=20, fast=True)
-
-
 def test_docs_api_examples_run(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

@@ -10,7 +10,7 @@ PHASE_DIAGRAM_KEYS = {"attention", "L", "V", "convention", "P", "c1", "cG", "aG"
                       "missing_transitions", "provenance"}
 TRANSITION_KEYS = {"P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"}
 SCALING_KEYS = {"claim", "law", "convention", "sizes", "P_star", "ratio", "local_exponent", "fit", "holds",
-                "tolerance", "dps", "provenance"}
+                "tolerance", "dps", "provenance", "law_replaced", "criterion"}
 
 
 def test_phase_diagram_json_and_plot(tmp_path, capsys):
@@ -56,6 +56,11 @@ def test_scaling_json_reports_exponents(tmp_path, capsys):
     (["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--convention", "b=1"], "unknown convention"),
     (["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--convention", "architecture=M"], "architecture M"),
     (["scaling", "--claim", "linear-second-order", "--dps", "5"], "--dps"),
+    (["scaling", "--claim", "softmax-first-order", "--law", "x*L"], "'x' is not allowed"),
+    (["scaling", "--claim", "softmax-first-order", "--law", "L*log(L"], "--law: cannot"),
+    (["scaling", "--claim", "softmax-first-order", "--law", "L.__class__"], "not allowed"),
+    (["scaling", "--claim", "linear-second-order", "--law", "open(V)"], "not allowed"),
+    (["scaling", "--claim", "linear-second-order", "--law=-V**2", "--quick"], "not finite and positive"),
 ])
 def test_bad_input_is_a_one_line_error(arguments, message, capsys):
     assert main(arguments) == 2

@@ -13,20 +13,22 @@ from emergence.numerics.kernels.copy_head_scales import copy_head_scales, copy_h
 from emergence.numerics.kernels.copy_head_softmax import (
     softmax_action_derivative_mp, softmax_action_mp, softmax_action_second_derivative_mp,
 )
+from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION
 from emergence.validation.golden import HeadlineNumber
 
 REFERENCE_L, REFERENCE_V = 256, 16
-DEFAULT_KNOBS = (1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0)  # sigma_G2, a, sigma_W2, c, r, beta0, d, e (lambda = 1)
+DEFAULT_KNOBS = tuple(getattr(DEFAULT_CONVENTION, name) for name in ("sigma_G2", "a", "sigma_W2", "c", "r", "beta0", "d", "e"))
+"""The model-T default knobs (sigma_G2, a, sigma_W2, c, r, beta0, d, e); r = 1: lambda = 1/L."""
 
 
 def _ell(L, ctx):
     return 1 - ctx.lambertw(-2 * ctx.e**2 / ctx.mpf(L), -1).real / 2
 
 
-def softmax_coexistence(L: int, V: int, dps: int = 50, r: float = 0.0) -> dict[str, mpmath.mpf]:
+def softmax_coexistence(L: int, V: int, dps: int = 50, r: float = DEFAULT_CONVENTION.r) -> dict[str, mpmath.mpf]:
     """P* where the uniform and copy minima of the model-T softmax action have equal action.
 
-    Defaults except the readout exponent ``r`` (lambda = L^-r; 0 or 1).  Starts from the dominant
+    Defaults except the readout exponent ``r`` (lambda = L^-r; 0 or 1; default: the default model's).  Starts from the dominant
     balance of :mod:`emergence.theory.copy_head.asymptotics` (r = 0: a* = sqrt((ell - 1)/L);
     r = 1: :func:`~emergence.numerics.copy_head.scaling.readout_landing`); fails (mpmath
     raises) when the two minima merge, i.e. for small L.  Returns ``P_star``, ``a_uniform``,
@@ -91,10 +93,10 @@ def headline_numbers() -> list[HeadlineNumber]:
         HeadlineNumber("copy_head.softmax.P_star_over_balance_L1e6",
                        "P* / dominant-balance estimate at L = 1e6, V = 16 (-> 1 as L grows)",
                        lambda: float(softmax_coexistence(10**6, 16)["P_star"] / softmax_coexistence(10**6, 16)["balance"])),
-        HeadlineNumber("copy_head.softmax.readout_r1.P_star",
-                       f"P* with readout variance lambda = 1/L (convention r=1), {reference}",
-                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["P_star"])),
-        HeadlineNumber("copy_head.softmax.readout_r1.a_copy_at_P_star",
-                       f"where the jump lands, lambda = 1/L (convention r=1), {reference}",
-                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=1)["a_copy"])),
+        HeadlineNumber("copy_head.softmax.readout_r0.P_star",
+                       f"P* with readout variance lambda = 1 (convention r=0, the earlier default), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=0)["P_star"])),
+        HeadlineNumber("copy_head.softmax.readout_r0.a_copy_at_P_star",
+                       f"where the jump lands, lambda = 1 (convention r=0), {reference}",
+                       lambda: float(softmax_coexistence(REFERENCE_L, REFERENCE_V, r=0)["a_copy"])),
     ]

@@ -22,7 +22,7 @@ def reference_transitions(attention: str) -> dict:
     from emergence.numerics.copy_head.phase_diagram import phase_diagram
     from emergence.numerics.copy_head.reduced_action import reduced_action
 
-    grid = np.geomspace(10.0, 1e7, 400) if attention == "linear" else np.geomspace(1e3, 1e5, 400)
+    grid = np.geomspace(10.0, 1e7, 400) if attention == "linear" else np.geomspace(1e3, 1e6, 400)
     return phase_diagram(reduced_action(attention, L_REFERENCE, V_REFERENCE), grid).transitions
 
 

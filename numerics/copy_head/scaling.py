@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable
 
 import mpmath
@@ -271,11 +272,12 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
     """The claim's transition at sizes ``L, V``: float64 location refined to ``dps`` digits (mpf).
 
     The transition is searched over law * [1e-6, 1e6] (coarse grid, then a fine grid one
-    decade around).  For the crossover: the copy onset, or, where the copy mode switches on
-    by a jump of the global minimum, the jump (then the claim is off its smooth regime).
+    decade around), with the *claimed* law even where ``--law`` replaced it (the data do not
+    depend on the law tested).  For the crossover: the copy onset, or, where the copy mode
+    switches on by a jump of the global minimum, the jump (then the claim is off its smooth regime).
     """
     action = reduced_action(claim.attention, L, V, convention, kernels)
-    law = float(claim.law_value(L, V, context(15)))
+    law = float(CLAIMS.get(claim.name, claim).law_value(L, V, context(15)))
     if claim.transition == "P1":
         P1 = second_order_point(action, law * 1e-6, law * 1e6, scan=400)
         if P1 is None:
@@ -360,6 +362,13 @@ def asymptotic_residual(claim: Claim, reference: Reference, V: int, ctx,
             "tolerance": ASYMPTOTIC_TOLERANCE, "consistent": bool(abs(kappa) <= ASYMPTOTIC_TOLERANCE)}
 
 
+@lru_cache(maxsize=256)
+def _claimed_transition(claim_name: str, L: int, V: int, convention, dps: int):
+    """:func:`measure_transition` of a claim on the generated kernels, remembered: testing several laws
+    on the same claim reuses the data."""
+    return measure_transition(CLAIMS[claim_name], L, V, convention, dps)
+
+
 def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None,
                    reference: Reference | None = None, law: Law | None = None) -> dict:
     """The JSON-ready report of one claim (keys: claim, law, sizes, P_star, ratio, ..., criterion).
@@ -402,7 +411,9 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     tolerance, extra = None, {}
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
-        measured = [ctx.mpf(measure_transition(claim, L, V, convention, dps, kernels)) for L, V in points]
+        measured = [ctx.mpf(measure_transition(claim, L, V, convention, dps, kernels) if kernels is not None
+                            else _claimed_transition(claim_name, L, V, convention or default_convention(), dps))
+                    for L, V in points]
         xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
         law_values = [claim.law_value(L, V, ctx) for L, V in points]
         check = scaling_check(xs, measured, law_values, kind=claim.kind, ctx=ctx)
