@@ -60,9 +60,12 @@ def test_linear_continuous_onset_then_smooth_copy_rise():
 
 
 def test_reference_point_matches_the_notes_model_t_numbers():
-    """The note's numerical study of model T (shared/theory/copy_head.md): P1 = 411.9, P* = 5.29e3."""
+    """The note's numerical study of model T (shared/theory/copy_head.md, its lambda = 1): P1 = 411.9, P* = 5.29e3."""
+    from emergence.theory.copy_head.conventions import Convention
+
     linear = phase_diagram(reduced_action("linear", 256, 16), np.geomspace(10, 1e7, 200)).transitions
-    softmax = phase_diagram(reduced_action("softmax", 256, 16), np.geomspace(1e3, 1e5, 200)).transitions
+    softmax = phase_diagram(reduced_action("softmax", 256, 16, Convention(r=0.0)),
+                            np.geomspace(1e3, 1e5, 200)).transitions
     assert linear["P1"] == pytest.approx(411.9, rel=1e-3)
     assert softmax["P_star"] == pytest.approx(5.29e3, rel=1e-2)
 

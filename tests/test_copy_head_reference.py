@@ -31,7 +31,7 @@ def local_minima(P):
 
 
 def test_softmax_reference_numbers_and_the_jump():
-    coexistence = softmax_coexistence(L, V)
+    coexistence = softmax_coexistence(L, V, r=0)  # the note's lambda = 1
     assert abs(float(coexistence["P_star"]) / 5.29e3 - 1) < 0.05
     a_uniform, a_copy = float(coexistence["a_uniform"]), float(coexistence["a_copy"])
     assert abs(a_uniform / 0.0041 - 1) < 0.05 and abs(a_copy / 0.121 - 1) < 0.15
