@@ -39,3 +39,49 @@ def test_copy_fraction_and_aG_against_the_dense_matrix(L, c1, cG):
         return
     assert abs(copy_fraction(c1, cG, L) - np.sum(A * S) ** 2 / (np.sum(A * A) * np.sum(S * S))) < 1e-9
     assert abs(attention_on_previous(c1, cG, L) - np.trace(A.T @ S) / L) < 1e-9
+
+
+class _DoubleWell:
+    """S = (y^2 - 1)^2 + (P - 2) y: spinodals at P = 2 -+ 8/sqrt(27); S'' = 12 y^2 - 4 vanishes at y = +-1/sqrt(3)."""
+
+    attention = "softmax"
+    bounds = np.array([[-2.0, 2.0]])
+
+    def canonical(self, y):
+        return y
+
+    def value(self, y, P):
+        return (y[0] ** 2 - 1) ** 2 + (P - 2) * y[0]
+
+    def gradient(self, y, P):
+        return (4 * y[0] * (y[0] ** 2 - 1) + P - 2)[None]
+
+    def hessian(self, y, P):
+        return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
+
+
+def test_inflection_far_from_the_fold_is_a_clean_reason_not_a_crash():
+    """_inflection used to raise a bare ValueError; it is FoldNotFound with where it looked."""
+    import pytest
+
+    from emergence.numerics.copy_head.first_order import FoldNotFound, _inflection
+
+    assert abs(_inflection(_DoubleWell(), 1.0, 0.5, 0.3) - 3 ** -0.5) < 1e-12
+    with pytest.raises(FoldNotFound, match="no inflection point"):
+        _inflection(_DoubleWell(), 1.0, 1.5, 0.2)  # S'' > 0 on [1.3, 1.7]
+
+
+def test_phase_diagram_reports_why_a_transition_could_not_be_located(monkeypatch):
+    """A root finder failing on a grid (here: the fold of the metastable branch) gives a null transition with
+    the failure as its reason, never a traceback."""
+    from emergence.numerics.copy_head import phase_diagram as module
+    from emergence.numerics.copy_head.first_order import FoldNotFound
+
+    def no_fold(action, minima):
+        raise FoldNotFound("no inflection point of the action within u = 1.5 +- 0.2 at P = 1")
+
+    monkeypatch.setattr(module, "spinodals", no_fold)
+    action = reduced_action("softmax", 64, 8)
+    record = phase_diagram(action, np.geomspace(10.0, 1e6, 80)).as_record(Convention())
+    assert record["transitions"]["P_star"] is not None and record["transitions"]["spinodals"] is None
+    assert record["missing_transitions"]["spinodals"].startswith("not located on this grid: no inflection point")

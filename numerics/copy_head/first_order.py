@@ -147,13 +147,24 @@ def coexistence_point(action, minima: LocalMinima) -> float | None:
     return None
 
 
+class FoldNotFound(ValueError):
+    """The fold of a metastable branch cannot be followed on this grid (no inflection point of the
+    action near it); the spinodal is then not located, and the phase diagram says so."""
+
+
 def _inflection(action, P: float, reference: float, width: float) -> float:
-    r"""The root of :math:`S''(u; P)` nearest to ``reference`` within ``reference +- width``."""
+    r"""The root of :math:`S''(u; P)` nearest to ``reference`` within ``reference +- width``.
+
+    Raises :class:`FoldNotFound` when :math:`S''` has no sign change there (or is not finite).
+    """
     grid = np.linspace(reference - width, reference + width, 401)
-    curvature = action.hessian(grid[None], np.full(grid.shape, P))[0, 0]
-    changes = np.flatnonzero(np.sign(curvature[:-1]) != np.sign(curvature[1:]))
+    with np.errstate(all="ignore"):
+        curvature = action.hessian(grid[None], np.full(grid.shape, P))[0, 0]
+    finite = np.isfinite(curvature)
+    changes = np.flatnonzero((np.sign(curvature[:-1]) != np.sign(curvature[1:])) & finite[:-1] & finite[1:])
     if len(changes) == 0:
-        raise ValueError("no inflection point near the fold")
+        raise FoldNotFound(f"no inflection point of the action within u = {reference:.6g} +- {width:.3g} "
+                           f"at P = {P:.6g}")
     j = changes[np.argmin(np.abs(grid[changes] - reference))]
 
     def second(u):

@@ -52,6 +52,8 @@ class PhaseDiagram:
     minima_count: np.ndarray
     minima: LocalMinima
     transitions: dict = field(default_factory=dict)
+    why: dict = field(default_factory=dict)
+    """Specific reasons for transitions that could not be located (they override the generic ones)."""
 
     def as_record(self, convention) -> dict:
         """The JSON record: ``attention, L, V, convention, P, c1, cG, loss, transitions``
@@ -68,7 +70,8 @@ class PhaseDiagram:
             "copy_fraction": _finite(copy_fraction(self.c1, self.cG, self.L)),
             "loss": _finite(self.loss),
             "transitions": self.transitions,
-            "missing_transitions": missing_reasons(self.attention, self.transitions, self.P),
+            "missing_transitions": {**missing_reasons(self.attention, self.transitions, self.P),
+                                    **{k: v for k, v in self.why.items() if self.transitions.get(k) is None}},
         }
 
 
@@ -130,12 +133,23 @@ def _crossover(action, P, y, P_star):
     return P_star if P_star is not None else copy_onset(action, P, y)
 
 
-def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
-    """Every transition of :func:`phase_diagram` from the minima on the grid."""
+def _guarded(name: str, why: dict, locate):
+    """``locate()``, or ``None`` with the reason in ``why[name]`` where a root finder fails on this grid
+    (a ``ValueError``: no sign change, merged branches, no fold to follow)."""
+    try:
+        return locate()
+    except ValueError as error:
+        why[name] = f"not located on this grid: {error}"
+        return None
+
+
+def transitions_of(action, minima: LocalMinima, y: np.ndarray, why: dict | None = None) -> dict:
+    """Every transition of :func:`phase_diagram` from the minima on the grid (reasons for failures in ``why``)."""
+    why = why if why is not None else {}
     P = minima.P
     P1 = second_order_point(action, P[0], P[-1])
-    P_star = coexistence_point(action, minima)
-    window = spinodals(action, minima) if len(action.bounds) == 1 else None
+    P_star = _guarded("P_star", why, lambda: coexistence_point(action, minima))
+    window = _guarded("spinodals", why, lambda: spinodals(action, minima)) if len(action.bounds) == 1 else None
     exponent = None
     if P1 is not None and P1 * 1.001 < P[-1]:
         fit = critical_exponent(action, P1)
@@ -143,8 +157,8 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray) -> dict:
     return {
         "P1": P1,
         "critical_exponent": exponent,
-        "crossover": _crossover(action, P, y, P_star),
-        "crossover_literal": literal_crossover(action, P, y, P_star),
+        "crossover": _guarded("crossover", why, lambda: _crossover(action, P, y, P_star)),
+        "crossover_literal": _guarded("crossover_literal", why, lambda: literal_crossover(action, P, y, P_star)),
         "P_star": P_star,
         "spinodals": None if window is None else list(window),
     }
@@ -158,7 +172,8 @@ def phase_diagram(action, P) -> PhaseDiagram:
     c1, cG = action.order_parameters(y)
     with np.errstate(all="ignore"):
         loss = np.asarray(action.test_loss(y, P), dtype=float)
+    why: dict = {}
+    transitions = transitions_of(action, minima, y, why)
     return PhaseDiagram(
-        action.attention, action.L, action.V, P, c1, cG, loss, S, minima.count(), minima,
-        transitions_of(action, minima, y),
+        action.attention, action.L, action.V, P, c1, cG, loss, S, minima.count(), minima, transitions, why,
     )
