@@ -76,7 +76,8 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
     r"""Saddle-free Newton with backtracking from every column of ``y`` (shape ``(k, n)``).
 
     Returns ``(y, converged)``; ``P`` broadcasts against ``y[0]``.  A column has converged
-    when its last full Newton step was below ``tolerance * (1 + |y|)``, or when, close to a
+    when its last full Newton step was below ``tolerance * (unit + |y|)`` (``action.unit``: natural size of the
+    coordinates, 1 unless the action sets it), or when, close to a
     minimum (positive-definite Hessian, step below ``1e-6``), full steps stop shrinking at a
     size below ``1e-7``: the rounding floor of an ill-conditioned action.  Close to a minimum
     full steps are taken without line search (action differences are rounding noise there).
@@ -85,6 +86,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
     y = np.array(y, dtype=float)
     P = np.broadcast_to(np.asarray(P, dtype=float), y.shape[1:]).copy()
     low, high = action.bounds[:, 0:1], action.bounds[:, 1:2]
+    unit = float(getattr(action, "unit", 1.0))  # natural size of the coordinates (L**(r/2) for matched linear)
     converged = np.zeros(y.shape[1], dtype=bool)
     done = np.zeros(y.shape[1], dtype=bool)
     previous = np.full(y.shape[1], np.inf)
@@ -103,7 +105,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         along = np.einsum("nki,kn->ni", eigenvectors, gradient) / np.maximum(np.abs(eigenvalues), floor)
         step = -np.einsum("nki,ni->kn", eigenvectors, along)
         slope = np.einsum("kn,kn->n", gradient, step)
-        size = np.abs(step).max(axis=0) / (1 + np.abs(ya).max(axis=0))
+        size = np.abs(step).max(axis=0) / (unit + np.abs(ya).max(axis=0))
         quadratic = (eigenvalues[:, 0] > 0) & (size <= 1e-6)
         scale = np.ones(step.shape[1])
         accepted = quadratic.copy()

@@ -144,6 +144,7 @@ class LinearAction:
         self.parameters = (float(L), float(V), float(s1), float(sG), float(lam), float(beta))
         self.scales_mp = scales_mp
         self.symmetric_point = np.zeros(2)
+        self.unit = float(amplitude)
         self.bounds = amplitude * np.array([[-0.25, 2.0], [-0.25, 2.0]])
 
     def value(self, y, P):
