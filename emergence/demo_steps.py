@@ -209,7 +209,7 @@ def phase_diagrams_step(context: DemoContext) -> Section:
     body = "\n".join([
         f"Global minimum of the reduced action on {PHASE_DIAGRAM['points']} log-spaced P in "
         f"[{PHASE_DIAGRAM['P_min']:g}, {PHASE_DIAGRAM['P_max']:g}], L = {L}, V = {V}, model T "
-        "(σ² = λ = 1, β = 1/L).", "",
+        "(σ² = 1, readout variance λ = 1/L, β = 1/L; linear attention A = G/√L).", "",
         markdown_table(["attention", "transition", "numerical minimum (P)", "derived closed / leading form (P)", "detail"], rows),
         "", "The closed forms are exact roots of the SymPy curvature conditions (P1, P_G); the softmax form is the "
         "derived dominant balance, an asymptotic form (so it is not exact at L = 256)."])

@@ -25,7 +25,8 @@ from emergence.theory.copy_head.conventions import Convention
 from emergence.theory.errors import EmergenceError
 
 STUDIED_CONVENTIONS: dict[str, str] = {
-    "T (default)": "",
+    "T (default, lambda = 1/L)": "",
+    "T, lambda = 1 (earlier default)": "r=0",
     "T, lambda = 1/V": "c=1",
     "T, G-prior 1/L": "a=1",
     "T, beta = 1 (summed loss)": "d=0",

@@ -16,7 +16,7 @@ vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
   :math:`\lambda = 1` the jump at ``P_star`` lands on a weak head and this point comes much
   later (at L = 256, V = 16: ``P_star`` = 5.3e3 on a_G = 0.11, ``crossover_literal`` = 4.19e5);
   when the jump lands above a_G = 1/2 it is reached by the jump itself (then it equals
-  ``P_star``);
+  ``P_star``), as on the default model (:math:`\lambda = 1/L`: 16605.1 at L = 256, V = 16);
 - ``P_star`` and ``spinodals``: the coexistence point and the metastable window
   (:mod:`.first_order`).
 

@@ -17,7 +17,7 @@ Priors :math:`\sigma^2 = \sigma_G^2 L^{-a}`, :math:`W_{uv}\sim\mathcal N(0,\lamb
 
 >>> from emergence.theory.copy_head.conventions import Convention
 >>> convention_scales(Convention())
-{'sigma2': 1, 'lam': 1, 'beta': 1/L}
+{'sigma2': 1, 'lam': 1/L, 'beta': 1/L}
 """
 
 from __future__ import annotations
