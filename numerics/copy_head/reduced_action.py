@@ -25,18 +25,50 @@ The kernels are passed in as modules (``kernels.scales``, ``kernels.linear``,
 >>> import numpy as np
 >>> softmax_order_parameters(np.array([1 / 256, 1.0]), 256)
 (array([1., 0.]), array([0., 1.]))
+>>> isinstance(reduced_action("softmax", 64, 8), ReducedAction)
+True
 """
 
 from __future__ import annotations
 
 import importlib
 import types
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from emergence.theory.errors import EmergenceError, InvalidSizeError
 
 ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
+
+
+@runtime_checkable
+class ReducedAction(Protocol):
+    r"""What the solvers need of a reduced action :math:`S(y; P)` (:class:`LinearAction`,
+    :class:`SoftmaxAction`, and the test doubles of the solver tests).
+
+    ``y`` has shape ``(k, ...)`` (``k = len(coordinates)``), ``P`` broadcasts against ``y[0]``;
+    ``bounds`` is ``(k, 2)``; the ``*_mp`` twins (used by :mod:`.precise`) take lists of mpmath
+    numbers and a context.
+    """
+
+    attention: str
+    coordinates: tuple[str, ...]
+    bounds: np.ndarray
+    L: float
+    V: float
+
+    def value(self, y, P): ...
+
+    def gradient(self, y, P): ...
+
+    def hessian(self, y, P): ...
+
+    def canonical(self, y): ...
+
+    def order_parameters(self, y): ...
+
+    def start_axes(self, points: int = ...) -> tuple[np.ndarray, ...]: ...
 
 
 def generated_kernels() -> types.SimpleNamespace:
@@ -275,7 +307,7 @@ class SoftmaxAction:
         return (np.linspace(*self.bounds[0], points),)
 
 
-def reduced_action(attention: str, L, V, convention=None, kernels=None):
+def reduced_action(attention: str, L, V, convention=None, kernels=None) -> ReducedAction:
     """The :class:`LinearAction` or :class:`SoftmaxAction` of ``convention`` at sizes ``L, V``.
 
     ``kernels`` defaults to the generated modules and ``convention`` to model T.
