@@ -22,13 +22,30 @@ def test_P_star_approaches_the_dominant_balance_and_its_leading_law():
     to_balance, to_leading = [], []
     leading = leading_P_star()["leading"]
     for L in (10**4, 10**6, 10**9, 10**12):
-        coexistence = softmax_coexistence(L, V)
+        coexistence = softmax_coexistence(L, V, r=0)  # lambda = 1: the balance of leading_P_star
         P_star, balance = coexistence["P_star"], coexistence["balance"]
         to_balance.append(float(P_star / balance))
         law = sp.N(leading.subs({L_symbol: L, V_symbol: V, sG: 1, sp.Symbol("beta0", positive=True): 1}), 50)
         to_leading.append(float(P_star / ctx.mpf(str(law))))
     assert all(np.diff(to_balance) < 0) and to_balance[-1] - 1 < 0.01, to_balance
     assert all(np.diff(to_leading) < 0) and to_leading[-1] < 1.35, to_leading
+
+
+def test_default_P_star_approaches_the_landing_balance_and_its_leading_law():
+    """lambda = 1/L (the default): full action / landing balance -> 1, and P* / (V L ln^2 L/(V-1)) falls
+    towards 1 (1.08 at L = 1e12, V = 16); the lambda = 1 constant V/(4(V-1)) would give a ratio near 4."""
+    from emergence.theory.copy_head.asymptotics import readout_leading_P_star
+
+    leading = readout_leading_P_star()["leading"]
+    V = 16
+    to_balance, to_leading = [], []
+    for L in (10**4, 10**6, 10**9, 10**12):
+        coexistence = softmax_coexistence(L, V, r=1)
+        to_balance.append(float(abs(coexistence["P_star"] / coexistence["balance"] - 1)))
+        law = leading.subs({L_symbol: L, V_symbol: V, sG: 1, sp.Symbol("beta0", positive=True): 1})
+        to_leading.append(float(coexistence["P_star"]) / float(sp.N(law, 30)))
+    assert all(np.diff(to_balance) < 0) and to_balance[-1] < 1e-9, to_balance
+    assert all(np.diff(to_leading) < 0) and 1 < to_leading[-1] < 1.1, to_leading
 
 
 def test_growing_lambert_branch_solves_the_balance_equation():

@@ -393,6 +393,7 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
       forms, :func:`kernel_reference`), the measurement within :data:`REFERENCE_TOLERANCE` of it
       at the largest size and its derived law constant finite and positive.
 
+    ``reference`` defaults to :func:`derived_reference` (generated kernels) or else :func:`kernel_reference`.
     ``fit[variable]`` holds the sub-leading fit, ``derived_constant`` (lim transition/law of the
     derived form) and ``fitted_over_derived``.
     """
@@ -401,7 +402,9 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     if dps < 15:
         raise EmergenceError(f"--dps must be at least 15, got {dps}")
     claim = CLAIMS[claim_name] if law is None else CLAIMS[claim_name].with_law(law)
-    reference = reference if reference is not None else kernel_reference(claim_name, convention, kernels)
+    if reference is None:
+        derived = derived_reference(claim_name, convention or default_convention()) if kernels is None else None
+        reference = derived if derived is not None else kernel_reference(claim_name, convention, kernels)
     certifiable = reference is not None and reference.landing is not None and claim.kind == "log"
     ctx = context(dps)
     for sweep in claim.sweeps:  # a law that is not finite and positive fails before any long work
