@@ -10,7 +10,8 @@ Method (vectorised over the ``P`` grid and over starting points):
    Hessian) and Armijo backtracking, all candidates in one batch;
 3. keep the candidates that converged to a point with a positive-definite Hessian;
 4. continuation: polish every minimum found at ``P[i]`` again at ``P[i-1]`` and ``P[i+1]``
-   (catches basins the start grid missed at a neighbouring ``P``);
+   (catches basins the start grid missed at a neighbouring ``P``), unless a minimum already
+   found there lies within one start-grid cell of it (:func:`unrepresented`);
 5. merge duplicates and take the lowest action per ``P`` as the global minimum.
 
 A minimum is found when the start grid resolves its basin (a basin narrower than the grid
@@ -72,6 +73,19 @@ def _safe(function, *args):
         return function(*args)
 
 
+def symmetric_eigen(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.linalg.eigh`` of a stack of symmetric matrices ``(n, k, k)``; for ``k = 1`` without LAPACK
+    (the eigenvalue is the entry and the eigenvector is 1: one-coordinate actions are the common case).
+
+    >>> values, vectors = symmetric_eigen(np.array([[[2.0]], [[-3.0]]]))
+    >>> values.tolist(), vectors.tolist()
+    ([[2.0], [-3.0]], [[[1.0]], [[1.0]]])
+    """
+    if matrices.shape[-1] == 1:
+        return matrices[:, :, 0].copy(), np.ones_like(matrices)
+    return np.linalg.eigh(matrices)
+
+
 def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-11):
     r"""Saddle-free Newton with backtracking from every column of ``y`` (shape ``(k, n)``).
 
@@ -98,7 +112,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         hessian = np.moveaxis(_safe(action.hessian, ya, Pa), -1, 0)
         bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)) & np.isfinite(S0))
         gradient[:, bad], hessian[bad] = 0.0, np.eye(y.shape[0])
-        eigenvalues, eigenvectors = np.linalg.eigh(hessian)
+        eigenvalues, eigenvectors = symmetric_eigen(hessian)
         floor = 1e-12 * np.maximum(np.abs(eigenvalues).max(axis=1, keepdims=True), 1e-300)
         along = np.einsum("nki,kn->ni", eigenvectors, gradient) / np.maximum(np.abs(eigenvalues), floor)
         step = -np.einsum("nki,ni->kn", eigenvectors, along)
@@ -176,7 +190,7 @@ def _smallest_curvature(action, y, P):
     hessian = np.moveaxis(_safe(action.hessian, y, P), -1, 0)
     finite = np.isfinite(hessian).all(axis=(1, 2))
     hessian[~finite] = 0.0
-    eigenvalues, eigenvectors = np.linalg.eigh(hessian)
+    eigenvalues, eigenvectors = symmetric_eigen(hessian)
     return np.where(finite, eigenvalues[:, 0], -np.inf), eigenvectors[:, :, 0].T
 
 
@@ -205,6 +219,30 @@ def _polished_minima(action, starts, P, P_index):
     return y[:, keep], P_index[keep]
 
 
+def unrepresented(seeds, seed_index, found, found_index, cell) -> np.ndarray:
+    """Mask of the ``seeds`` (shape ``(k, n)``, at grid positions ``seed_index``) farther than one
+    start-grid ``cell`` (per coordinate) from every minimum ``found`` at the same position.
+
+    A seed within a cell of a minimum already found there lies in that minimum's basin to the
+    start grid's resolution, so continuation need not polish it again.
+
+    >>> unrepresented(np.array([[0.0, 1.0, 0.0]]), np.array([0, 0, 1]), np.array([[0.01]]), np.array([0]),
+    ...               np.array([0.1])).tolist()
+    [False, True, True]
+    """
+    if seeds.shape[1] == 0 or found.shape[1] == 0:
+        return np.ones(seeds.shape[1], dtype=bool)
+    order = np.argsort(found_index, kind="stable")
+    found, found_index = found[:, order], found_index[order]
+    per_point = np.bincount(found_index, minlength=int(max(found_index.max(), seed_index.max())) + 1)
+    first = np.concatenate([[0], np.cumsum(per_point)[:-1]])
+    slot = np.arange(len(found_index)) - first[found_index]
+    table = np.full((len(per_point), per_point.max(), found.shape[0]), np.inf)
+    table[found_index, slot] = found.T
+    gap = np.abs(table[seed_index] - seeds.T[:, None, :]) / cell
+    return ~(gap.max(axis=2) <= 1.0).any(axis=1)
+
+
 def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     """All local minima of ``action`` at each value of ``P`` (see the module docstring).
 
@@ -223,9 +261,11 @@ def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     start_index, P_index = np.nonzero(candidates)
     y, P_index = _polished_minima(action, starts[:, start_index], P, P_index)
     neighbours = np.concatenate([P_index - 1, P_index + 1])
-    inside_grid = (neighbours >= 0) & (neighbours < len(P))
-    seeds = np.concatenate([y, y], axis=1)[:, inside_grid]
-    y_seeded, P_seeded = _polished_minima(action, seeds, P, neighbours[inside_grid])
+    seeds = np.concatenate([y, y], axis=1)
+    cell = np.array([(axis.max() - axis.min()) / max(len(axis) - 1, 1) for axis in axes])
+    new = (neighbours >= 0) & (neighbours < len(P))
+    new[new] = unrepresented(seeds[:, new], neighbours[new], y, P_index, cell)
+    y_seeded, P_seeded = _polished_minima(action, seeds[:, new], P, neighbours[new])
     y = np.concatenate([y, y_seeded], axis=1)
     P_index = np.concatenate([P_index, P_seeded])
     S = _safe(action.value, y, P[P_index])
