@@ -252,11 +252,15 @@ class SoftmaxAction:
         return [self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx) * a * (1 - a)]
 
     def hessian_mp(self, y, P, ctx):
+        return self.gradient_and_hessian_mp(y, P, ctx)[1]
+
+    def gradient_and_hessian_mp(self, y, P, ctx):
+        """``(gradient_mp, hessian_mp)`` at one point, sharing the first derivative (one Newton step's terms)."""
         a = self._a_mp(y, ctx)
         w = a * (1 - a)
         first = self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
         second = self.kernels.softmax_action_second_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
-        return ctx.matrix([[second * w**2 + first * w * (1 - 2 * a)]])
+        return [first * w], ctx.matrix([[second * w**2 + first * w * (1 - 2 * a)]])
 
     def order_parameters(self, y):
         return softmax_order_parameters(self.attention_on_previous(y[0]), self.L)
