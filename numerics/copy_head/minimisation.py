@@ -73,6 +73,17 @@ def _safe(function, *args):
         return function(*args)
 
 
+def newton_terms(action, y, P, ctx=None) -> tuple:
+    """``(gradient, hessian)`` of ``action`` at ``y``: one fused call where the action shares work
+    between them (``gradient_and_hessian``), else its ``gradient`` and ``hessian``; with an mpmath
+    context ``ctx``, the ``_mp`` methods."""
+    suffix, arguments = ("", (y, P)) if ctx is None else ("_mp", (y, P, ctx))
+    fused = getattr(action, f"gradient_and_hessian{suffix}", None)
+    if fused is not None:
+        return fused(*arguments)
+    return getattr(action, f"gradient{suffix}")(*arguments), getattr(action, f"hessian{suffix}")(*arguments)
+
+
 def symmetric_eigen(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.linalg.eigh`` of a stack of symmetric matrices ``(n, k, k)``; for ``k = 1`` without LAPACK
     (the eigenvalue is the entry and the eigenvector is 1: one-coordinate actions are the common case).
@@ -107,10 +118,9 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         if not active.any():
             break
         ya, Pa = y[:, active], P[active]
-        S0 = _safe(action.value, ya, Pa)
-        gradient = _safe(action.gradient, ya, Pa)
-        hessian = np.moveaxis(_safe(action.hessian, ya, Pa), -1, 0)
-        bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)) & np.isfinite(S0))
+        gradient, hessian = _safe(newton_terms, action, ya, Pa)
+        gradient, hessian = np.array(gradient, dtype=float), np.moveaxis(hessian, -1, 0).astype(float)
+        bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)))
         gradient[:, bad], hessian[bad] = 0.0, np.eye(y.shape[0])
         eigenvalues, eigenvectors = symmetric_eigen(hessian)
         floor = 1e-12 * np.maximum(np.abs(eigenvalues).max(axis=1, keepdims=True), 1e-300)
@@ -119,9 +129,12 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         slope = np.einsum("kn,kn->n", gradient, step)
         size = np.abs(step).max(axis=0) / (1 + np.abs(ya).max(axis=0))
         quadratic = (eigenvalues[:, 0] > 0) & (size <= 1e-6)
+        S0 = None if quadratic.all() else _safe(action.value, ya, Pa)  # only the line search needs it
+        if S0 is not None:
+            bad |= ~np.isfinite(S0)  # such a column stays where it is and stops, not converged
         scale = np.ones(step.shape[1])
-        accepted = quadratic.copy()
-        trial = np.where(quadratic, np.clip(ya + step, low, high), ya)
+        accepted = quadratic | bad
+        trial = np.where(quadratic & ~bad, np.clip(ya + step, low, high), ya)
         for _halving in range(60):
             if accepted.all():
                 break

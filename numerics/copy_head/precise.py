@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import mpmath
 
+from emergence.numerics.copy_head.minimisation import newton_terms
 from emergence.theory.errors import DivergenceError
 
 
@@ -52,15 +53,6 @@ def bracketed_root(ctx, function, estimate, relative: float = 1e-10, widenings: 
     raise DivergenceError(f"could not bracket a root near {float(estimate):.8g}")
 
 
-def newton_terms_mp(action, y, P, ctx) -> tuple:
-    """``(gradient, hessian)`` of ``action`` at ``y``: one fused call where the action shares work
-    between them (``gradient_and_hessian_mp``), else its ``gradient_mp`` and ``hessian_mp``."""
-    fused = getattr(action, "gradient_and_hessian_mp", None)
-    if fused is not None:
-        return fused(y, P, ctx)
-    return action.gradient_mp(y, P, ctx), action.hessian_mp(y, P, ctx)
-
-
 def polish_mp(action, y_start, P, ctx, iterations: int = 60) -> list:
     r"""The local minimum of ``action`` at ``P`` reached by Newton's method from ``y_start``.
 
@@ -74,7 +66,7 @@ def polish_mp(action, y_start, P, ctx, iterations: int = 60) -> list:
     tolerance = ctx.mpf(10) ** (-(ctx.dps - 5))
     last = None
     for _ in range(iterations):
-        gradient, hessian = newton_terms_mp(action, y, P, ctx)
+        gradient, hessian = newton_terms(action, y, P, ctx)
         step = [gradient[0] / hessian[0, 0]] if len(y) == 1 else ctx.lu_solve(hessian, ctx.matrix(gradient))
         y = [y[i] - step[i] for i in range(len(y))]
         size = max(abs(s) for s in step) / (1 + max(abs(v) for v in y))
