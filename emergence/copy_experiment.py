@@ -14,7 +14,6 @@ array([  4., 128.])
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
@@ -100,7 +99,7 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.runtime import resolve_device
     from emergence.validation.executors import sweep_executor
-    from emergence.validation.sweeps import run_sweep
+    from emergence.validation.sweeps import run_sweep, sweep_folder
 
     config.check()
     device = resolve_device(config.device)
@@ -111,12 +110,7 @@ def run_copy_experiment(config: CopyExperiment):
     points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
                            seed=config.seed, **settings) for P in grid]
     executor = sweep_executor(config.executor, config.workers, device)
-    out = config.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
-    if not config.out:
-        import atexit
-        import shutil
-
-        atexit.register(shutil.rmtree, out, True)  # a temporary folder never outlives the process
+    out = sweep_folder(config.out, "emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
                         progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}")
     measured = measured_curves(config.attention, config.optimizer, grid, results)

@@ -133,6 +133,19 @@ class LocalProcessExecutor:
                     process.terminate()
 
 
+def sweep_folder(out: str | os.PathLike | None, prefix: str) -> str:
+    """``out``, or (``None``) a fresh temporary folder that is removed when the process exits."""
+    if out:
+        return str(out)
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, True)  # a temporary folder never outlives the process
+    return folder
+
+
 def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
     return Path(out) / f"{run_key(config)}.json"
 

@@ -241,8 +241,13 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
     return copy_onset_mp(action, found, start, dps)
 
 
+def measure_transitions(claim: Claim, sizes, convention=None, dps: int = 50, kernels=None) -> list:
+    """:func:`measure_transition` at each ``(L, V)`` of ``sizes``, one after the other, in this process."""
+    return [measure_transition(claim, L, V, convention, dps, kernels) for L, V in sizes]
+
+
 def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None,
-                   reference: Reference | None = None) -> dict:
+                   reference: Reference | None = None, transitions: Callable | None = None) -> dict:
     """The JSON-ready report of one claim (keys: claim, law, sizes, P_star, ratio, ...).
 
     ``sizes`` lists ``{"L", "V", "sweep"}``; ``local_exponent``, ``ratio`` and ``fit`` are keyed
@@ -251,6 +256,8 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     known (default: the kernels' closed forms, :func:`kernel_reference`), the measurement is
     within :data:`REFERENCE_TOLERANCE` of it at the largest size and its ``law_constant``
     (when given) is finite and positive.  ``fit[variable]["reference"]`` holds the comparison.
+    ``transitions``: what measures a sweep's sizes, with the signature of
+    :func:`measure_transitions` (the default; a sweep executor is passed in from above).
     """
     if claim_name not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
@@ -263,7 +270,7 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     tolerance = None
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
-        measured = [ctx.mpf(measure_transition(claim, L, V, convention, dps, kernels)) for L, V in points]
+        measured = [ctx.mpf(m) for m in (transitions or measure_transitions)(claim, points, convention, dps, kernels)]
         xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
         law = [claim.law_value(L, V, ctx) for L, V in points]
         check = scaling_check(xs, measured, law, kind=claim.kind, ctx=ctx)
