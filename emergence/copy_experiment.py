@@ -95,7 +95,7 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.theory.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, measured_curves
     from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.experiment import point_config, run_copy_point
+    from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.runtime import resolve_device
     from emergence.validation.executors import sweep_executor
@@ -112,7 +112,8 @@ def run_copy_experiment(config: CopyExperiment):
     executor = sweep_executor(config.executor, config.workers, device)
     out = sweep_folder(config.out, "emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
-                        progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}")
+                        progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}",
+                        cost=point_cost)
     measured = measured_curves(config.attention, config.optimizer, grid, results)
     try:
         predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention, config.theory_grid())

@@ -166,6 +166,7 @@ def run_sweep(
     progress: bool = True,
     description: str = "runs",
     code: str | None = None,
+    cost: Callable[[dict[str, Any]], float] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every configuration not yet finished in ``out``; return all results in input order.
 
@@ -174,7 +175,9 @@ def run_sweep(
     from ``code`` (default: :func:`source_fingerprint`, the engine's code now) is recomputed.
     An executor with ``stores_where_it_runs`` (Dask) has each worker write its finished point
     itself, so a worker that dies loses only the point it was running, not results it had
-    computed but not yet handed to the client.
+    computed but not yet handed to the client.  ``cost``: an estimate of a point's run time;
+    the points are then handed out costliest first (longest-processing-time order: with uneven
+    points and a few workers the largest no longer starts last, after the others).
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
@@ -189,6 +192,8 @@ def run_sweep(
                 results[index] = stored["result"]
                 continue
         pending.append(index)
+    if cost is not None:
+        pending.sort(key=lambda index: -cost(configs[index]))
     bar = None
     if progress:
         bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending))
