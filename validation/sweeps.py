@@ -177,7 +177,8 @@ def run_sweep(
     itself, so a worker that dies loses only the point it was running, not results it had
     computed but not yet handed to the client.  ``cost``: an estimate of a point's run time;
     the points are then handed out costliest first (longest-processing-time order: with uneven
-    points and a few workers the largest no longer starts last, after the others).
+    points and a few workers the largest no longer starts last, after the others), and the
+    progress (with its time left) counts each point by its share of the total cost.
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
@@ -192,11 +193,16 @@ def run_sweep(
                 results[index] = stored["result"]
                 continue
         pending.append(index)
-    if cost is not None:
+    # progress counts points weighted by their cost (mean 1), so its time left weighs uneven points
+    weights = [1.0] * len(configs)
+    if cost is not None and configs:
         pending.sort(key=lambda index: -cost(configs[index]))
+        costs = [float(cost(config)) for config in configs]
+        weights = [len(costs) * c / sum(costs) for c in costs] if sum(costs) > 0 else weights
     bar = None
     if progress:
-        bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending))
+        done = sum(weights) - sum(weights[index] for index in pending)
+        bar = progress_bar(len(configs), description, unit="run", initial=done)
     executor = executor or LocalProcessExecutor()
     stored_by_executor = getattr(executor, "stores_where_it_runs", False)
     try:
@@ -213,7 +219,7 @@ def run_sweep(
                 )
             results[index] = result
             if bar is not None:
-                bar.update(1)
+                bar.update(weights[index])
     finally:
         if bar is not None:
             bar.close()
