@@ -44,7 +44,7 @@ class LogProgress:
         if self.total:
             line = (f"{self.description}: {self.n:.3g}/{self.total:.3g} {self.unit} ({100 * self.n / self.total:.0f}%) "
                     f"after {elapsed:.0f} s")
-            if self.initial < self.n < self.total:  # remaining work at the rate of this run so far
+            if self.initial < self.n < self.total * (1 - 1e-9):  # remaining work at this run's rate so far
                 line += f", about {elapsed * (self.total - self.n) / (self.n - self.initial):.0f} s left"
             return line
         if self.unit == "s":
@@ -65,7 +65,7 @@ class LogProgress:
 
     def close(self) -> None:
         if time.monotonic() - self.started >= LOG_INTERVAL:
-            done = self.total is not None and self.n >= self.total
+            done = self.total is not None and self.n >= self.total * (1 - 1e-9)  # cost-weighted counts are sums of floats
             _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
 
     def __enter__(self):
