@@ -71,14 +71,14 @@ def format_table(records: list[dict[str, Any]]) -> str:
     and the engine's fraction of the hardware limit where the row states its work."""
     header = (
         f"{'benchmark':<34} {'size':<22} {'ratio (median [min, max])':>28} {'engine s':>10} {'alt s':>10}"
-        f" {'of limit':>9}"
+        f" {'of limit':>9} limit"
     )
     lines = [header, "-" * len(header)]
     for r in records:
         spread = f"{r['ratio_median']:.1f}x [{r['ratio_min']:.1f}, {r['ratio_max']:.1f}]"
-        fraction = f"{r['fraction_of_limit']:.1%}" if "fraction_of_limit" in r else "-"
+        fraction = f"{100 * r['fraction_of_limit']:.2g} %" if "fraction_of_limit" in r else "-"
         lines.append(
             f"{r['name']:<34} {r['size']:<22} {spread:>28} {r['engine_seconds']:>10.4g} {r['alternative_seconds']:>10.4g}"
-            f" {fraction:>9}"
+            f" {fraction:>9} {r.get('limit', '')}"
         )
     return "\n".join(lines)

@@ -12,6 +12,7 @@ derived-form comparison; fewer sizes in quick mode.  ``workdps`` keeps precision
 from __future__ import annotations
 
 from benchmarks.harness import compare
+from benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
 
 def _engine(quick):
@@ -71,4 +72,7 @@ def _alternative(quick):
 def run(quick: bool = False) -> list[dict]:
     """One record: certification time, engine vs mpmath-only bracketing."""
     size = "L=32..4096, 50 digits" if quick else "L=32..16384, 50 digits"
-    return [compare("scaling softmax-first-order", size, _engine(quick), _alternative(quick), repeats=1 if quick else 2)]
+    engine = _engine(quick)
+    record = compare("scaling softmax-first-order", size, engine, _alternative(quick), repeats=1 if quick else 2)
+    return [record | {"engine_flops": counted_kernel_operations(engine), "engine_dtype": "float64",
+                      "work_counted": KERNEL_WORK}]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 
 from benchmarks.harness import compare
-from benchmarks.training_sweeps import L, V, run_steps, training_stepper
+from benchmarks.training_sweeps import L, TORCH_WORK, V, run_steps, step_flops, training_stepper
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.samplers.sgld import SGLD
 from emergence.validation.runtime import resolve_device, torch_threads
@@ -21,10 +21,15 @@ from emergence.validation.runtime import resolve_device, torch_threads
 P, CHAINS = 128, 64
 
 
+CONVENTION = CopyTaskConvention(architecture="M", attention="softmax")
+
+
+def _sampler(optimiser_class, **options):
+    return lambda parameters: optimiser_class(parameters, lr=1e-4, **options)
+
+
 def _chain(optimiser_class, chains: int, steps: int, device: str, **options) -> None:
-    convention = CopyTaskConvention(architecture="M", attention="softmax")
-    step = training_stepper([P] * chains, list(range(chains)), convention,
-                            lambda parameters: optimiser_class(parameters, lr=1e-4, **options), device)
+    step = training_stepper([P] * chains, list(range(chains)), CONVENTION, _sampler(optimiser_class, **options), device)
     run_steps(step, steps, device)
 
 
@@ -36,7 +41,7 @@ def run(quick: bool) -> list[dict]:
 
 
 def _records(quick: bool, device: str) -> list[dict]:
-    steps, repeats = (100, 2) if quick else (400, 3)
+    steps, repeats = (25, 2) if quick else (400, 3)
     size = f"L={L} V={V} P={P}, {steps} steps, {device}"
     rows = [compare(
         f"SGLD {CHAINS} chains batched vs loop",
@@ -46,6 +51,8 @@ def _records(quick: bool, device: str) -> list[dict]:
         repeats=repeats,
     )]
     rows[0]["chain_steps_per_second"] = CHAINS * steps / rows[0]["engine_seconds"]
+    rows[0] |= {"engine_flops": steps * step_flops([P] * CHAINS, list(range(CHAINS)), CONVENTION, device, _sampler(SGLD)),
+                "engine_dtype": "float64", "work_counted": TORCH_WORK}
     if importlib.util.find_spec("devinterp") is not None:
         from devinterp.optim.sgld import SGLD as DevinterpSGLD
 

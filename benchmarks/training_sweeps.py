@@ -72,12 +72,16 @@ def _train(counts, seeds, convention, steps, device) -> None:
     run_steps(training_stepper(counts, seeds, convention, adam, device), steps, device)
 
 
-def step_flops(counts, seeds, convention, device="cpu") -> int:
-    """Floating-point operations of one batched Adam step, counted by torch's ``FlopCounterMode``
-    (matmul-like operators only: it counts the arithmetic a BLAS limit applies to)."""
+TORCH_WORK = "torch FlopCounterMode, matmul-like operators only, one step x steps"
+
+
+def step_flops(counts, seeds, convention, device="cpu", make_optimiser=None) -> int:
+    """Floating-point operations of one batched step (Adam unless ``make_optimiser`` is given),
+    counted by torch's ``FlopCounterMode`` (matmul-like operators only: it counts the arithmetic
+    a BLAS limit applies to)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    step = training_stepper(counts, seeds, convention, adam, device)
+    step = training_stepper(counts, seeds, convention, make_optimiser or adam, device)
     with FlopCounterMode(display=False) as counter:
         step()
     return counter.get_total_flops()
@@ -86,7 +90,8 @@ def step_flops(counts, seeds, convention, device="cpu") -> int:
 def _one(architecture: str, attention: str, steps: int, repeats: int, device: str) -> dict:
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
     counts, seeds = sweep_runs()
-    work = {"engine_flops": steps * step_flops(counts, seeds, convention, device), "engine_dtype": "float64"}
+    work = {"engine_flops": steps * step_flops(counts, seeds, convention, device), "engine_dtype": "float64",
+            "work_counted": TORCH_WORK}
     return work | compare(
         f"copy sweep {architecture}/{attention} Adam",
         f"64 runs, L={L}, V={V}, {steps} steps, {device}",
@@ -100,7 +105,7 @@ def _one(architecture: str, attention: str, steps: int, repeats: int, device: st
 def run(quick: bool) -> list[dict]:
     """Model T (the default) and model M, softmax attention; ``quick`` uses fewer steps and repeats."""
     device = resolve_device(None)
-    steps, repeats = (10, 2) if quick else (50, 3)
+    steps, repeats = (5, 2) if quick else (50, 3)
     with torch_threads(1 if device == "cpu" else None):
         return [_one("T", "softmax", steps, repeats, device), _one("M", "softmax", steps, repeats, device)]
 

@@ -66,12 +66,17 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
     return PhaseDiagram.from_dict(diagram.as_record(convention))
 
 
-def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, fast: bool = False):
+def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, fast: bool = False,
+            executor: str | None = None, workers: int | None = None, out=None, progress: bool = False):
     """Check one of the paper's scaling claims on the reduced actions to ``dps`` digits.
 
     ``claim``: a name of :data:`emergence.numerics.copy_head.scaling.CLAIMS`; ``law``: another law
     to test on the same data with the same criterion, an expression in ``L`` and ``V``
     (:mod:`emergence.theory.copy_head.laws`); ``fast``: the smaller sizes only.
+    ``executor``: ``None`` measures the sizes one after the other in this process; ``local``,
+    ``dask`` or ``dask:ADDRESS`` runs each size as a point of a resumable sweep
+    (:mod:`emergence.validation.scaling_sweep`) on ``workers`` processes, stored in the folder
+    ``out`` (default: a temporary folder), with a progress bar if ``progress``.
     """
     from emergence.numerics.copy_head.scaling import CLAIMS, Law, derived_reference, scaling_report
     from emergence.records import ScalingVerdict
@@ -89,8 +94,16 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
         fixed = {"V" if sweep.variable == "L" else "L": sweep.fixed}
         factor = law_ratio_limit(parse_law(CLAIMS[claim].law), expression, sweep.variable, fixed)
         replaced = Law(str(expression), law_function(expression), factor)
+    options: dict[str, Any] = {}
+    if executor is not None:
+        from emergence.validation.executors import sweep_executor
+        from emergence.validation.scaling_sweep import executor_transitions
+        from emergence.validation.sweeps import sweep_folder
+
+        options["transitions"] = executor_transitions(sweep_executor(executor, workers),
+                                                       sweep_folder(out, "emergence-scaling-"), progress)
     report = scaling_report(claim, convention, dps=dps, fast=fast,
-                            reference=derived_reference(claim, convention), law=replaced)
+                            reference=derived_reference(claim, convention), law=replaced, **options)
     report["convention"] = convention.as_dict()
     return ScalingVerdict.from_dict(report)
 

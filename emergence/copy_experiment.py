@@ -14,7 +14,6 @@ array([  4., 128.])
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
@@ -96,11 +95,11 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.theory.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, measured_curves
     from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.experiment import point_config, run_copy_point
+    from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.runtime import resolve_device
     from emergence.validation.executors import sweep_executor
-    from emergence.validation.sweeps import run_sweep
+    from emergence.validation.sweeps import run_sweep, sweep_folder
 
     config.check()
     device = resolve_device(config.device)
@@ -111,14 +110,10 @@ def run_copy_experiment(config: CopyExperiment):
     points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
                            seed=config.seed, **settings) for P in grid]
     executor = sweep_executor(config.executor, config.workers, device)
-    out = config.out or tempfile.mkdtemp(prefix="emergence-copy-head-")
-    if not config.out:
-        import atexit
-        import shutil
-
-        atexit.register(shutil.rmtree, out, True)  # a temporary folder never outlives the process
+    out = sweep_folder(config.out, "emergence-copy-head-")
     results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
-                        progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}")
+                        progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}",
+                        cost=point_cost)
     measured = measured_curves(config.attention, config.optimizer, grid, results)
     try:
         predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention, config.theory_grid())

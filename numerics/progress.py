@@ -1,7 +1,7 @@
 """Progress of long steps: a bar on a terminal, periodic log lines otherwise, never garbled.
 
 :func:`progress` is a tqdm bar when stderr is a terminal and otherwise a :class:`LogProgress` that
-logs ``description: done/total unit (p%) after T s`` through the ``emergence`` logger at most every
+logs ``description: done/total unit (p%) after T s, about E s left`` through the ``emergence`` logger at most every
 :data:`LOG_INTERVAL` seconds (and once at the end), so a run whose output goes to a file still shows
 that it moves.  :func:`heartbeat` does the same for a step without countable parts (a bar with
 elapsed time, or a log line every :data:`LOG_INTERVAL` seconds).  Lines printed while a bar is
@@ -36,14 +36,17 @@ class LogProgress:
     """The tqdm methods the engine uses, reported as log lines every :data:`LOG_INTERVAL` seconds."""
 
     def __init__(self, total: int | None, description: str, unit: str = "it", initial: int = 0):
-        self.total, self.description, self.unit, self.n = total, description, unit, initial
+        self.total, self.description, self.unit, self.n, self.initial = total, description, unit, initial, initial
         self.started = self.last = time.monotonic()
 
     def _line(self) -> str:
         elapsed = time.monotonic() - self.started
         if self.total:
-            return (f"{self.description}: {self.n}/{self.total} {self.unit} ({100 * self.n / self.total:.0f}%) "
+            line = (f"{self.description}: {self.n:.3g}/{self.total:.3g} {self.unit} ({100 * self.n / self.total:.0f}%) "
                     f"after {elapsed:.0f} s")
+            if self.initial < self.n < self.total * (1 - 1e-9):  # remaining work at this run's rate so far
+                line += f", about {elapsed * (self.total - self.n) / (self.n - self.initial):.0f} s left"
+            return line
         if self.unit == "s":
             return f"{self.description}: still running after {elapsed:.0f} s"
         return f"{self.description}: {self.n} {self.unit} after {elapsed:.0f} s"
@@ -62,7 +65,7 @@ class LogProgress:
 
     def close(self) -> None:
         if time.monotonic() - self.started >= LOG_INTERVAL:
-            done = self.total is not None and self.n >= self.total
+            done = self.total is not None and self.n >= self.total * (1 - 1e-9)  # cost-weighted counts are sums of floats
             _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
 
     def __enter__(self):

@@ -29,3 +29,14 @@ def test_an_interrupted_loop_reports_stopped_and_a_heartbeat_reports_running(mon
     lines = [record.getMessage() for record in caplog.records]
     assert any(line.startswith("steps: 1/3 step") and line.endswith("(stopped)") for line in lines)
     assert any(line.startswith("solver: still running after") for line in lines)
+
+
+def test_log_line_estimates_the_time_left_from_the_rate_so_far():
+    from emergence.numerics.progress import LogProgress
+
+    bar = LogProgress(4, "sweep", "run", initial=1)
+    bar.started -= 20.0  # 20 s for one weighted run done in this process
+    bar.n = 2.0
+    assert "about 40 s left" in bar._line()
+    bar.n = sum([4 / 3] * 3)  # 3.9999999999999996: weighted counts are float sums
+    assert "left" not in bar._line()

@@ -65,3 +65,18 @@ def test_local_processes_give_the_same_results(tmp_path):
 def test_run_key_is_stable_across_processes():
     assert run_key({"a": 1, "b": [1, 2]}) == "8baa73198470c7bb"
     assert run_key({"a": 1}) != run_key({"a": 2})
+
+
+def test_costliest_points_are_handed_out_first_and_results_keep_input_order(tmp_path):
+    from emergence.validation.sweeps import InProcessExecutor, run_sweep
+
+    started = []
+
+    def work(config):
+        started.append(config["P"])
+        return {"P": config["P"]}
+
+    configs = [{"P": P} for P in (8, 1024, 64, 512)]
+    results = run_sweep(work, configs, tmp_path, executor=InProcessExecutor(), progress=False, cost=lambda c: c["P"])
+    assert started == [1024, 512, 64, 8]
+    assert [r["P"] for r in results] == [8, 1024, 64, 512]

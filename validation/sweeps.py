@@ -133,6 +133,19 @@ class LocalProcessExecutor:
                     process.terminate()
 
 
+def sweep_folder(out: str | os.PathLike | None, prefix: str) -> str:
+    """``out``, or (``None``) a fresh temporary folder that is removed when the process exits."""
+    if out:
+        return str(out)
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, True)  # a temporary folder never outlives the process
+    return folder
+
+
 def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
     return Path(out) / f"{run_key(config)}.json"
 
@@ -153,6 +166,7 @@ def run_sweep(
     progress: bool = True,
     description: str = "runs",
     code: str | None = None,
+    cost: Callable[[dict[str, Any]], float] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every configuration not yet finished in ``out``; return all results in input order.
 
@@ -161,7 +175,10 @@ def run_sweep(
     from ``code`` (default: :func:`source_fingerprint`, the engine's code now) is recomputed.
     An executor with ``stores_where_it_runs`` (Dask) has each worker write its finished point
     itself, so a worker that dies loses only the point it was running, not results it had
-    computed but not yet handed to the client.
+    computed but not yet handed to the client.  ``cost``: an estimate of a point's run time;
+    the points are then handed out costliest first (longest-processing-time order: with uneven
+    points and a few workers the largest no longer starts last, after the others), and the
+    progress (with its time left) counts each point by its share of the total cost.
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
@@ -176,9 +193,16 @@ def run_sweep(
                 results[index] = stored["result"]
                 continue
         pending.append(index)
+    # progress counts points weighted by their cost (mean 1), so its time left weighs uneven points
+    weights = [1.0] * len(configs)
+    if cost is not None and configs:
+        pending.sort(key=lambda index: -cost(configs[index]))
+        costs = [float(cost(config)) for config in configs]
+        weights = [len(costs) * c / sum(costs) for c in costs] if sum(costs) > 0 else weights
     bar = None
     if progress:
-        bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending))
+        done = sum(weights) - sum(weights[index] for index in pending)
+        bar = progress_bar(len(configs), description, unit="run", initial=done)
     executor = executor or LocalProcessExecutor()
     stored_by_executor = getattr(executor, "stores_where_it_runs", False)
     try:
@@ -195,7 +219,7 @@ def run_sweep(
                 )
             results[index] = result
             if bar is not None:
-                bar.update(1)
+                bar.update(weights[index])
     finally:
         if bar is not None:
             bar.close()

@@ -157,3 +157,22 @@ def _check_writable(path: Path, text: str) -> None:
         _fail(f"cannot write to {text!r}: {error.strerror or error} in {str(parent)!r}")
     if path.exists() and not os.access(path, os.W_OK):
         _fail(f"cannot write to {text!r}: the file is read-only")
+
+
+def executor_spec(text: str) -> str:
+    """``--executor``: the text, once :func:`emergence.validation.executors.parse_executor` accepts it."""
+    from emergence.validation.executors import parse_executor
+
+    parse_executor(text)
+    return text
+
+
+def add_executor_arguments(parser, points: str, default: str | None = "local") -> None:
+    """``--executor``, ``--workers`` and ``--out`` of a sweep whose points are ``points``."""
+    in_process = "" if default else " (default: one after the other in this process)"
+    parser.add_argument("--executor", default=default, type=argument_type(executor_spec),
+                        help=f"where the {points} run: local (processes here), dask (a LocalCluster of --workers) "
+                        f"or dask:ADDRESS (a running scheduler){in_process}")
+    parser.add_argument("--workers", type=integer(1), default=None, help="local worker processes (CPU; default: CPU count)")
+    parser.add_argument("--out", default=None, type=output_folder,
+                        help="folder for resumable per-point results (shared by the workers of a cluster)")

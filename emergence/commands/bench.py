@@ -13,11 +13,17 @@ HELP = "benchmark the engine against the straightforward alternatives (ratios wi
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import output_file
+    from emergence.commands._checks import argument_type, executor_spec, integer, output_file
 
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--json", type=output_file(".json", stdout=True), metavar="PATH|-", help="write the records as JSON ('-' for stdout)")
     parser.add_argument("--only", metavar="NAME", help="run only the benchmark modules whose name contains NAME")
+    parser.add_argument("--executor", default=None, type=argument_type(executor_spec),
+                        help="run each benchmark module as a point on local worker processes or on Dask "
+                        "(dask[:ADDRESS]; each point measures the limits of the machine it runs on); "
+                        "default: in this process")
+    parser.add_argument("--workers", type=integer(1), default=1,
+                        help="points at once (default 1: concurrent points would share the machine's limits)")
 
 
 def _import_benchmarks():
@@ -48,12 +54,21 @@ def run(args) -> int:
 
         raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
                              + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
-    print("measuring the hardware limits (matmul FLOP/s, copy GB/s) ...", file=sys.stderr)
-    limits = measure_hardware_limits(quick=args.quick)
-    records = []
-    for dotted in chosen:
-        print(f"running {dotted} ...", file=sys.stderr)
-        records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
+    if args.executor is None:
+        print("measuring the hardware limits (matmul FLOP/s, copy GB/s) ...", file=sys.stderr)
+        limits = measure_hardware_limits(quick=args.quick)
+        records = []
+        for dotted in chosen:
+            print(f"running {dotted} ...", file=sys.stderr)
+            records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
+    else:
+        from emergence.validation.executors import sweep_executor
+
+        executor = sweep_executor(args.executor, args.workers)
+        points = [{"module": dotted, "quick": args.quick} for dotted in chosen]
+        finished = dict(executor.map_unordered(benchmark_point, points))
+        limits = {chosen[i]: finished[i]["hardware_limits"] for i in sorted(finished)}
+        records = [record for i in sorted(finished) for record in finished[i]["records"]]
     print(format_table(records), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         document = {"hardware_limits": limits, "records": records, "provenance": provenance({"quick": args.quick, "only": args.only}, seed=None)}
@@ -62,3 +77,16 @@ def run(args) -> int:
         else:
             write_json_atomic(args.json, document)
     return 0
+
+
+def benchmark_point(config: dict) -> dict:
+    """One benchmark module on the machine that runs this point: ``{"hardware_limits", "records"}``
+    (records with their fraction of that machine's limits)."""
+    import importlib
+
+    _import_benchmarks()
+    from benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
+
+    limits = measure_hardware_limits(quick=config["quick"])
+    records = importlib.import_module(config["module"]).run(quick=config["quick"])
+    return {"hardware_limits": limits, "records": [with_fraction_of_limit(r, limits) for r in records]}

@@ -12,7 +12,7 @@ HELP = "check a copy-head scaling claim (P* ~ L ln^2 L, P1 ~ V^2, crossover ~ L^
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import integer, output_file
+    from emergence.commands._checks import add_executor_arguments, integer, output_file
     from emergence.numerics.copy_head.scaling import CLAIMS
 
     parser.add_argument("--claim", required=True, choices=tuple(CLAIMS))
@@ -23,6 +23,7 @@ def add_arguments(parser):
                         help="decimal digits of the mpmath computation, 15 to 1000 (default 50)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes only (softmax: L <= 4096)")
     parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
+    add_executor_arguments(parser, "sizes")
 
 
 def run(args) -> int:
@@ -31,7 +32,9 @@ def run(args) -> int:
     from emergence.numerics.progress import heartbeat
 
     with heartbeat(f"scaling {args.claim}"):
-        verdict = scaling(args.claim, law=args.law, convention=args.convention, dps=args.dps, fast=args.quick)
+        verdict = scaling(args.claim, law=args.law, convention=args.convention, dps=args.dps,
+                          fast=args.quick, executor=args.executor, workers=args.workers, out=args.out,
+                          progress=args.executor is not None)
     verdict.provenance = provenance({k: v for k, v in vars(args).items() if k != "handler"}, seed=None)
     report = verdict.to_dict()
     print(f"claim {report['claim']}: transition ~ {report['law']}"

@@ -41,7 +41,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from emergence.numerics.copy_head.crossover import branch_point
 from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
 
 
@@ -55,8 +54,8 @@ def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np
 
 def action_difference(action, lower_start, upper_start, P: float) -> float:
     r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
-    lower = branch_point(action, lower_start, P)
-    upper = branch_point(action, upper_start, P)
+    starts = np.stack([np.asarray(lower_start, dtype=float), np.asarray(upper_start, dtype=float)], axis=1)
+    lower, upper = action.canonical(newton_polish(action, starts, np.array([P, P]))[0]).T
     if np.abs(upper - lower).max() < 1e-6 * (1 + np.abs(upper).max()):
         raise ValueError("the two branches merged")
     values = action.value(np.stack([lower, upper], axis=1), np.array([P, P]))
@@ -96,22 +95,24 @@ def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: 
     y, _ = minima.global_minimum()
     P = minima.P
     gaps = np.abs(np.diff(y, axis=1)).max(axis=0)
-    found = []
-    for i in np.argsort(-gaps)[:candidates]:
-        low, high, y_low, y_high, size = P[i], P[i + 1], y[:, i], y[:, i + 1], gaps[i]
-        if size <= 1e-8 * (1 + np.abs(y).max()):
-            continue
-        for _ in range(levels):
-            sub = np.geomspace(low, high, points)
-            y_inner, _ = local_minima(action, sub[1:-1]).global_minimum()
-            y_sub = np.concatenate([y_low[:, None], y_inner, y_high[:, None]], axis=1)
+    intervals = [(P[i], P[i + 1], y[:, i], y[:, i + 1], gaps[i]) for i in np.argsort(-gaps)[:candidates]
+                 if gaps[i] > 1e-8 * (1 + np.abs(y).max())]
+    for _ in range(levels):
+        if not intervals:
+            break
+        # every interval's sub-grid in one vectorised minimisation
+        subs = [np.geomspace(low, high, points) for low, high, *_ in intervals]
+        y_inner, _ = local_minima(action, np.concatenate([sub[1:-1] for sub in subs])).global_minimum()
+        refined = []
+        for n, (sub, (_, _, y_low, y_high, size)) in enumerate(zip(subs, intervals)):
+            inner = y_inner[:, n * (points - 2):(n + 1) * (points - 2)]
+            y_sub = np.concatenate([y_low[:, None], inner, y_high[:, None]], axis=1)
             sub_gaps = np.abs(np.diff(y_sub, axis=1)).max(axis=0)
             j = int(np.argmax(sub_gaps))
-            if sub_gaps[j] < 0.5 * size:
-                break
-            low, high, y_low, y_high, size = sub[j], sub[j + 1], y_sub[:, j], y_sub[:, j + 1], sub_gaps[j]
-        else:
-            found.append((float(low), float(high), y_low, y_high))
+            if sub_gaps[j] >= 0.5 * size:
+                refined.append((sub[j], sub[j + 1], y_sub[:, j], y_sub[:, j + 1], sub_gaps[j]))
+        intervals = refined
+    found = [(float(low), float(high), y_low, y_high) for low, high, y_low, y_high, _ in intervals]
     return sorted(found, key=lambda item: item[0])
 
 

@@ -10,7 +10,8 @@ Method (vectorised over the ``P`` grid and over starting points):
    Hessian) and Armijo backtracking, all candidates in one batch;
 3. keep the candidates that converged to a point with a positive-definite Hessian;
 4. continuation: polish every minimum found at ``P[i]`` again at ``P[i-1]`` and ``P[i+1]``
-   (catches basins the start grid missed at a neighbouring ``P``);
+   (catches basins the start grid missed at a neighbouring ``P``), unless a minimum already
+   found there lies within one start-grid cell of it (:func:`unrepresented`);
 5. merge duplicates and take the lowest action per ``P`` as the global minimum.
 
 A minimum is found when the start grid resolves its basin (a basin narrower than the grid
@@ -72,6 +73,30 @@ def _safe(function, *args):
         return function(*args)
 
 
+def newton_terms(action, y, P, ctx=None) -> tuple:
+    """``(gradient, hessian)`` of ``action`` at ``y``: one fused call where the action shares work
+    between them (``gradient_and_hessian``), else its ``gradient`` and ``hessian``; with an mpmath
+    context ``ctx``, the ``_mp`` methods."""
+    suffix, arguments = ("", (y, P)) if ctx is None else ("_mp", (y, P, ctx))
+    fused = getattr(action, f"gradient_and_hessian{suffix}", None)
+    if fused is not None:
+        return fused(*arguments)
+    return getattr(action, f"gradient{suffix}")(*arguments), getattr(action, f"hessian{suffix}")(*arguments)
+
+
+def symmetric_eigen(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.linalg.eigh`` of a stack of symmetric matrices ``(n, k, k)``; for ``k = 1`` without LAPACK
+    (the eigenvalue is the entry and the eigenvector is 1: one-coordinate actions are the common case).
+
+    >>> values, vectors = symmetric_eigen(np.array([[[2.0]], [[-3.0]]]))
+    >>> values.tolist(), vectors.tolist()
+    ([[2.0], [-3.0]], [[[1.0]], [[1.0]]])
+    """
+    if matrices.shape[-1] == 1:
+        return matrices[:, :, 0].copy(), np.ones_like(matrices)
+    return np.linalg.eigh(matrices)
+
+
 def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-11):
     r"""Saddle-free Newton with backtracking from every column of ``y`` (shape ``(k, n)``).
 
@@ -95,21 +120,23 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         if not active.any():
             break
         ya, Pa = y[:, active], P[active]
-        S0 = _safe(action.value, ya, Pa)
-        gradient = _safe(action.gradient, ya, Pa)
-        hessian = np.moveaxis(_safe(action.hessian, ya, Pa), -1, 0)
-        bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)) & np.isfinite(S0))
+        gradient, hessian = _safe(newton_terms, action, ya, Pa)
+        gradient, hessian = np.array(gradient, dtype=float), np.moveaxis(hessian, -1, 0).astype(float)
+        bad = ~(np.isfinite(gradient).all(0) & np.isfinite(hessian).all((1, 2)))
         gradient[:, bad], hessian[bad] = 0.0, np.eye(y.shape[0])
-        eigenvalues, eigenvectors = np.linalg.eigh(hessian)
+        eigenvalues, eigenvectors = symmetric_eigen(hessian)
         floor = 1e-12 * np.maximum(np.abs(eigenvalues).max(axis=1, keepdims=True), 1e-300)
         along = np.einsum("nki,kn->ni", eigenvectors, gradient) / np.maximum(np.abs(eigenvalues), floor)
         step = -np.einsum("nki,ni->kn", eigenvectors, along)
         slope = np.einsum("kn,kn->n", gradient, step)
         size = np.abs(step).max(axis=0) / (unit + np.abs(ya).max(axis=0))
         quadratic = (eigenvalues[:, 0] > 0) & (size <= 1e-6)
+        S0 = None if quadratic.all() else _safe(action.value, ya, Pa)  # only the line search needs it
+        if S0 is not None:
+            bad |= ~np.isfinite(S0)  # such a column stays where it is and stops, not converged
         scale = np.ones(step.shape[1])
-        accepted = quadratic.copy()
-        trial = np.where(quadratic, np.clip(ya + step, low, high), ya)
+        accepted = quadratic | bad
+        trial = np.where(quadratic & ~bad, np.clip(ya + step, low, high), ya)
         for _halving in range(60):
             if accepted.all():
                 break
@@ -178,7 +205,7 @@ def _smallest_curvature(action, y, P):
     hessian = np.moveaxis(_safe(action.hessian, y, P), -1, 0)
     finite = np.isfinite(hessian).all(axis=(1, 2))
     hessian[~finite] = 0.0
-    eigenvalues, eigenvectors = np.linalg.eigh(hessian)
+    eigenvalues, eigenvectors = symmetric_eigen(hessian)
     return np.where(finite, eigenvalues[:, 0], -np.inf), eigenvectors[:, :, 0].T
 
 
@@ -207,6 +234,30 @@ def _polished_minima(action, starts, P, P_index):
     return y[:, keep], P_index[keep]
 
 
+def unrepresented(seeds, seed_index, found, found_index, cell) -> np.ndarray:
+    """Mask of the ``seeds`` (shape ``(k, n)``, at grid positions ``seed_index``) farther than one
+    start-grid ``cell`` (per coordinate) from every minimum ``found`` at the same position.
+
+    A seed within a cell of a minimum already found there lies in that minimum's basin to the
+    start grid's resolution, so continuation need not polish it again.
+
+    >>> unrepresented(np.array([[0.0, 1.0, 0.0]]), np.array([0, 0, 1]), np.array([[0.01]]), np.array([0]),
+    ...               np.array([0.1])).tolist()
+    [False, True, True]
+    """
+    if seeds.shape[1] == 0 or found.shape[1] == 0:
+        return np.ones(seeds.shape[1], dtype=bool)
+    order = np.argsort(found_index, kind="stable")
+    found, found_index = found[:, order], found_index[order]
+    per_point = np.bincount(found_index, minlength=int(max(found_index.max(), seed_index.max())) + 1)
+    first = np.concatenate([[0], np.cumsum(per_point)[:-1]])
+    slot = np.arange(len(found_index)) - first[found_index]
+    table = np.full((len(per_point), per_point.max(), found.shape[0]), np.inf)
+    table[found_index, slot] = found.T
+    gap = np.abs(table[seed_index] - seeds.T[:, None, :]) / cell
+    return ~(gap.max(axis=2) <= 1.0).any(axis=1)
+
+
 def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     """All local minima of ``action`` at each value of ``P`` (see the module docstring).
 
@@ -225,9 +276,11 @@ def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     start_index, P_index = np.nonzero(candidates)
     y, P_index = _polished_minima(action, starts[:, start_index], P, P_index)
     neighbours = np.concatenate([P_index - 1, P_index + 1])
-    inside_grid = (neighbours >= 0) & (neighbours < len(P))
-    seeds = np.concatenate([y, y], axis=1)[:, inside_grid]
-    y_seeded, P_seeded = _polished_minima(action, seeds, P, neighbours[inside_grid])
+    seeds = np.concatenate([y, y], axis=1)
+    cell = np.array([(axis.max() - axis.min()) / max(len(axis) - 1, 1) for axis in axes])
+    new = (neighbours >= 0) & (neighbours < len(P))
+    new[new] = unrepresented(seeds[:, new], neighbours[new], y, P_index, cell)
+    y_seeded, P_seeded = _polished_minima(action, seeds[:, new], P, neighbours[new])
     y = np.concatenate([y, y_seeded], axis=1)
     P_index = np.concatenate([P_index, P_seeded])
     S = _safe(action.value, y, P[P_index])

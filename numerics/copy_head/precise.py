@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import mpmath
 
+from emergence.numerics.copy_head.minimisation import newton_terms
 from emergence.theory.errors import DivergenceError
 
 
@@ -53,16 +54,27 @@ def bracketed_root(ctx, function, estimate, relative: float = 1e-10, widenings: 
 
 
 def polish_mp(action, y_start, P, ctx, iterations: int = 60) -> list:
-    """The local minimum of ``action`` at ``P`` reached by Newton's method from ``y_start``."""
+    r"""The local minimum of ``action`` at ``P`` reached by Newton's method from ``y_start``.
+
+    Converged when the relative step :math:`s_k` is below :math:`10^{5-\mathrm{dps}}`, or when
+    Newton's quadratic convergence predicts the next one below it,
+    :math:`s_{k+1} pprox (s_k/s_{k-1}^2)\,s_k^2` (taken once :math:`s_k < s_{k-1}` and
+    :math:`s_k < 10^{-6}`): this saves the last step, which would only confirm the digits.
+    """
     y = [ctx.mpf(float(v)) if not isinstance(v, ctx.mpf) else +v for v in y_start]
     P = ctx.mpf(P)
     tolerance = ctx.mpf(10) ** (-(ctx.dps - 5))
+    last = None
     for _ in range(iterations):
-        gradient = ctx.matrix(action.gradient_mp(y, P, ctx))
-        step = ctx.lu_solve(action.hessian_mp(y, P, ctx), gradient)
+        gradient, hessian = newton_terms(action, y, P, ctx)
+        step = [gradient[0] / hessian[0, 0]] if len(y) == 1 else ctx.lu_solve(hessian, ctx.matrix(gradient))
         y = [y[i] - step[i] for i in range(len(y))]
-        if max(abs(s) for s in step) <= tolerance * (1 + max(abs(v) for v in y)):
+        size = max(abs(s) for s in step) / (1 + max(abs(v) for v in y))
+        if size <= tolerance:
             return y
+        if last is not None and size < last and size < 1e-6 and size**3 / last**2 <= tolerance:
+            return y
+        last = size
     raise DivergenceError(f"Newton did not converge at P = {float(P):.8g} ({ctx.dps} digits)")
 
 

@@ -260,11 +260,15 @@ class SoftmaxAction:
         return (self.kernels.softmax_action_derivative(a, P, *self.parameters) * a * (1 - a))[None]
 
     def hessian(self, y, P):
+        return self.gradient_and_hessian(y, P)[1]
+
+    def gradient_and_hessian(self, y, P):
+        """``(gradient, hessian)`` sharing the first derivative (one Newton step's terms)."""
         a = self.attention_on_previous(y[0])
         w = a * (1 - a)
         first = self.kernels.softmax_action_derivative(a, P, *self.parameters)
         second = self.kernels.softmax_action_second_derivative(a, P, *self.parameters)
-        return (second * w**2 + first * w * (1 - 2 * a))[None, None]
+        return (first * w)[None], (second * w**2 + first * w * (1 - 2 * a))[None, None]
 
     def parameters_mp(self, ctx) -> tuple:
         """The kernel's size and scale arguments in ``ctx`` (scales from the mpmath scales kernel)."""
@@ -285,11 +289,15 @@ class SoftmaxAction:
         return [self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx) * a * (1 - a)]
 
     def hessian_mp(self, y, P, ctx):
+        return self.gradient_and_hessian_mp(y, P, ctx)[1]
+
+    def gradient_and_hessian_mp(self, y, P, ctx):
+        """``(gradient_mp, hessian_mp)`` at one point, sharing the first derivative (one Newton step's terms)."""
         a = self._a_mp(y, ctx)
         w = a * (1 - a)
         first = self.kernels.softmax_action_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
         second = self.kernels.softmax_action_second_derivative_mp(a, P, *self.parameters_mp(ctx), ctx=ctx)
-        return ctx.matrix([[second * w**2 + first * w * (1 - 2 * a)]])
+        return [first * w], ctx.matrix([[second * w**2 + first * w * (1 - 2 * a)]])
 
     def order_parameters(self, y):
         return softmax_order_parameters(self.attention_on_previous(y[0]), self.L)

@@ -369,8 +369,17 @@ def _claimed_transition(claim_name: str, L: int, V: int, convention, dps: int):
     return measure_transition(CLAIMS[claim_name], L, V, convention, dps)
 
 
+def measure_transitions(claim: Claim, sizes, convention=None, dps: int = 50, kernels=None) -> list:
+    """:func:`measure_transition` at each ``(L, V)`` of ``sizes``, one after the other, in this process
+    (on the generated kernels remembered per claim name, so testing several laws reuses the data)."""
+    if kernels is not None:
+        return [measure_transition(claim, L, V, convention, dps, kernels) for L, V in sizes]
+    return [_claimed_transition(claim.name, L, V, convention or default_convention(), dps) for L, V in sizes]
+
+
 def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: bool = False, kernels=None,
-                   reference: Reference | None = None, law: Law | None = None) -> dict:
+                   reference: Reference | None = None, law: Law | None = None,
+                   transitions: Callable | None = None) -> dict:
     """The JSON-ready report of one claim (keys: claim, law, sizes, P_star, ratio, ..., criterion).
 
     ``sizes`` lists ``{"L", "V", "sweep"}``; ``local_exponent``, ``ratio`` and ``fit`` are keyed
@@ -396,6 +405,8 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     ``reference`` defaults to :func:`derived_reference` (generated kernels) or else :func:`kernel_reference`.
     ``fit[variable]`` holds the sub-leading fit, ``derived_constant`` (lim transition/law of the
     derived form) and ``fitted_over_derived``.
+    ``transitions``: what measures a sweep's sizes, with the signature of
+    :func:`measure_transitions` (the default; a sweep executor is passed in from above).
     """
     if claim_name not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
@@ -414,9 +425,8 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     tolerance, extra = None, {}
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
-        measured = [ctx.mpf(measure_transition(claim, L, V, convention, dps, kernels) if kernels is not None
-                            else _claimed_transition(claim_name, L, V, convention or default_convention(), dps))
-                    for L, V in points]
+        measured = [ctx.mpf(m) for m in (transitions or measure_transitions)(CLAIMS[claim_name], points, convention,
+                                                                              dps, kernels)]
         xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
         law_values = [claim.law_value(L, V, ctx) for L, V in points]
         check = scaling_check(xs, measured, law_values, kind=claim.kind, ctx=ctx)

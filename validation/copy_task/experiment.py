@@ -76,6 +76,14 @@ def point_config(
     return config
 
 
+def point_cost(config: dict[str, Any]) -> float:
+    r"""Relative run time of a point, for ordering a sweep: a step costs :math:`P L^2 V` per run (model T;
+    model M's statistics cost the same once), times the runs and the step cap."""
+    chains = config["chains"] if config["optimizer"] == "sgld" else 1
+    steps = config["adam_steps"] if config["optimizer"] == "adam" else config["sgld_burn_in"] + config["sgld_draws"] * config["sgld_thin"]
+    return float(config["P"] * config["L"] ** 2 * config["V"] * config["seeds"] * chains * steps)
+
+
 def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
     """Train or sample every model of one sweep point; return the summary (see module docstring)."""
     started = time.perf_counter()
