@@ -13,8 +13,13 @@ claim                     transition                  law                       
 
 At each size the transition is located in float64 on a logarithmic ``P`` window around the
 law (:mod:`.phase_diagram` machinery) and refined to ``dps`` digits (:mod:`.precise`); then
-:func:`emergence.numerics.asymptotics.scaling_check` gives ratios, local exponents, the sub-leading
-fit and the verdict.  The laws are the paper's claims (input), not derived results.
+:func:`emergence.numerics.asymptotics.scaling_check` gives ratios, local exponents and the sub-leading
+fit.  The verdict (:func:`scaling_report`) is that check for power laws; for the softmax log law, whose
+corrections are too slow for any fit at reachable sizes, it is the *derived-balance criterion*: data
+against the derived balance, the balance certified against the full action to L = 1e12
+(:func:`certify_balance`), and the law's power of ln L against the balance at ln L = 1e3 ... 1e4
+(:func:`asymptotic_residual`).  The laws are the paper's claims (input), not derived results;
+``emergence scaling --law`` replaces one by any expression (:class:`Law`).
 
 The crossover sweeps stay at :math:`L/V \le 256`: beyond, the copy mode of model T switches on
 by a jump of the global minimum (found by :mod:`.first_order`); there the jump is measured
