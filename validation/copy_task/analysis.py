@@ -163,7 +163,8 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
     off the converged points.
     """
     measured: dict = {"P": list(P)}
-    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"), ("test_loss", "loss")):
+    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"),
+                      ("copy_fraction", "copy_fraction"), ("test_loss", "loss")):
         measured[f"{name}_mean"] = [r[f"{key}_mean"] for r in results]
         measured[f"{name}_std"] = [r[f"{key}_std"] for r in results]
     if optimizer == "adam":
@@ -171,7 +172,8 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
             measured[f"{fraction}_fraction"] = [r[f"{fraction}_fraction"] for r in results]
         for start in ("uniform", "copy"):
             measured[f"aG_{start}_mean"] = [r[f"aG_{start}_mean"] for r in results]
-            measured[f"cG_{start}_mean"] = [r[f"cG_{start}_mean"] for r in results]
+            for key in ("cG", "copy_fraction"):
+                measured[f"{key}_{start}_mean"] = [r[f"{key}_{start}_mean"] for r in results]
     measured["converged"] = [bool(point_converged(optimizer, r)) for r in results]
     measured["convergence_criterion"] = (
         "every seed's kept Adam start passed the gradient and flatness filter" if optimizer == "adam" else
