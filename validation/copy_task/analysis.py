@@ -35,14 +35,31 @@ the measured bracket gives the ratio range :math:`[P_i/P_{th}, P_{i+1}/P_{th}]`,
 * ``beyond grid``: predicted outside the converged grid and not measured (untested);
 * ``absent``: neither predicted nor measured (untested).
 
-``passes`` holds when at least two points converged, at least one transition is ``within``, and
-none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.  The reasons for a failure are
-listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
+``passes`` holds when every point converged (a non-converged point is excluded from the transitions
+but fails the verdict: missing data is a failure), at least two points converged, at least one
+transition is ``within``, and none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.
+For a softmax sweep against a predicted :math:`P^*` it needs, besides,
+
+* a grid of at least :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]`
+  (:data:`GRID_SPAN`; :func:`grid_coverage`), so that a jump anywhere within a factor 3 is seen;
+* the landing of the jump (:func:`jump_landing`): the measured :math:`a_G` at the first converged
+  point above the measured bracket within :data:`LANDING_TOLERANCE` of the theory's :math:`a_G` at
+  that :math:`P` (before and after are reported with the copy fraction :math:`\cos^2(A, S)`);
+* for Adam, hysteresis inside the predicted spinodal window: some point inside it has two minima.
+
+The reasons for a failure are listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
 interpolated linearly in :math:`\ln P`) is reported alongside.  For softmax Adam sweeps, the
 hysteresis test: each grid point is "two minima" (some seed has both starts converged to
 different states), "one minimum" (every seed's starts converged to the same state) or
 "undecided"; the measurement matches the predicted spinodal window when some point inside it has
 two minima, no point inside it has one, and no point outside it has two.
+
+**Bisection.**  After the grid, the softmax jump is narrowed by running the geometric midpoint of its
+bracket (:func:`bisection_point`) and re-reading the bracket from all converged points; the measured
+:math:`P^*` is that final bracket, quoted as the bracket (:func:`quote_bracket`), never as a point.
+The jump is read off the global MAP (the start with the lower action), so it is the coexistence point
+:math:`P^*`; the uniform start jumps later (at the upper spinodal) and the copy start falls earlier
+(at the lower spinodal): those are the hysteresis.
 
 >>> transitions = measured_transitions("softmax", [10, 20, 40, 80], {"aG": [0.01, 0.02, 0.3, 0.35]})
 >>> transitions["P_star"]["bracket"]
@@ -58,6 +75,12 @@ from typing import Sequence
 import numpy as np
 
 AGREEMENT_FACTOR = 2.0
+GRID_POINTS = 8
+"""Fewest grid points of a softmax sweep whose verdict can pass."""
+GRID_SPAN = 3.0
+"""A softmax sweep's grid must reach from P*/GRID_SPAN to GRID_SPAN·P* (the predicted P*)."""
+LANDING_TOLERANCE = 0.1
+"""Largest difference between the measured and the predicted :math:`a_G` just after the jump."""
 SIGNIFICANT_CHANGE = 0.05
 """Smallest change of an order parameter read as a transition (and the largest disagreement of the
 two SGLD starts read as mixing); the same size as the order-parameter difference that makes a start
@@ -67,8 +90,8 @@ TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
 FAILING_STATUSES = ("outside", "unresolved", "missing", "unexpected")
 
 
-def _number(value: float) -> str:
-    return f"{value:.3g}"
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
 
 
 def quote_bracket(bracket: Sequence[float] | None) -> str:
@@ -189,7 +212,11 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
 
 
 def hysteresis(measured: dict, window: Sequence[float]) -> dict:
-    """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring)."""
+    """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring).
+
+    ``inside``: some point inside the window has two minima (hysteresis where predicted); ``matches``:
+    besides, no point inside it has one minimum and no point outside it has two.
+    """
     low, high = window
     points = []
     for P, bistable, settled in zip(measured["P"], measured["bistable_fraction"], measured["all_converged_fraction"]):
@@ -202,8 +229,94 @@ def hysteresis(measured: dict, window: Sequence[float]) -> dict:
         "window": [low, high],
         "measured_two_minima": [min(bistable), max(bistable)] if bistable else None,
         "points": points,
+        "inside": "two minima" in inside,
         "matches": bool("two minima" in inside and "one minimum" not in inside and "two minima" not in outside),
     }
+
+
+def bisection_point(bracket: Sequence[float] | None) -> int | None:
+    """The next ``P`` inside a measured bracket: its geometric midpoint, rounded to whole sequences.
+
+    ``None`` when there is no bracket or no whole number lies strictly inside it.
+
+    >>> bisection_point([818, 1120]), bisection_point([10, 11]), bisection_point(None)
+    (957, None, None)
+    """
+    if bracket is None:
+        return None
+    low, high = bracket
+    middle = int(round(float(np.sqrt(low * high))))
+    return middle if low < middle < high else None
+
+
+def grid_around(P_star: float, points: int = GRID_POINTS) -> list[int]:
+    r"""``points`` whole numbers of sequences, log-spaced from :math:`\lfloor P^*/3 \rfloor` to :math:`\lceil 3P^* \rceil`.
+
+    >>> grid_around(957.1)
+    [319, 437, 598, 818, 1120, 1533, 2098, 2872]
+    """
+    low, high = int(np.floor(P_star / GRID_SPAN)), int(np.ceil(P_star * GRID_SPAN))
+    return sorted({int(round(P)) for P in np.geomspace(low, high, points)})
+
+
+def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
+    r"""Whether a grid has :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]` (``spans``), and why not.
+
+    >>> grid_coverage([319, 437, 598, 818, 1120, 1533, 2098, 2872], 957.1)["spans"]
+    True
+    >>> grid_coverage([128, 256, 512], 957.1)["reason"]
+    'the grid has 3 points in [128, 512] (needs 8 spanning [319, 2.87e+03] around the predicted P* = 957)'
+    """
+    low, high = predicted / GRID_SPAN, predicted * GRID_SPAN
+    points = len(grid)
+    # a whole number of sequences within half a sequence of the bound counts as reaching it
+    spans = points >= GRID_POINTS and min(grid) <= low + 0.5 and max(grid) >= high - 0.5
+    reason = (f"the grid has {points} points in [{_number(min(grid))}, {_number(max(grid))}] (needs {GRID_POINTS} "
+              f"spanning [{_number(low)}, {_number(high)}] around the predicted P* = {_number(predicted)})")
+    return {"points": points, "span": [low, high], "spans": bool(spans), "reason": None if spans else reason}
+
+
+def _predicted_at(predicted: dict, key: str, P: float) -> float | None:
+    """The theory's ``key`` at ``P``, linear in ln P between its grid points (exact on them)."""
+    values = predicted.get(key)
+    if not values:
+        return None
+    grid = np.log(np.asarray(predicted["P"], dtype=float))
+    known = np.asarray([np.nan if v is None else v for v in values], dtype=float)
+    return float(np.interp(np.log(P), grid, known))
+
+
+def jump_landing(measured: dict, predicted: dict, bracket: Sequence[float]) -> dict:
+    r"""Where the measured jump lands: :math:`a_G` and :math:`\cos^2(A, S)` at the last converged point below
+    ``bracket`` and the first above it, measured (global MAP) and predicted; ``within`` when the
+    :math:`a_G` after the jump lies within :data:`LANDING_TOLERANCE` of the prediction.
+    """
+    converged = measured.get("converged", [True] * len(measured["P"]))
+    index = {P: i for i, (P, ok) in enumerate(zip(measured["P"], converged)) if ok}
+    sides = {"before": bracket[0], "after": bracket[1]}
+    record: dict = {}
+    for side, P in sides.items():
+        i = index[P]
+        record[side] = {"P": P}
+        for key, name in (("aG", "aG"), ("copy_fraction", "copy_fraction")):
+            series = measured.get(f"{name}_mean")
+            record[side][key] = None if series is None else series[i]
+            record[side][f"{key}_predicted"] = _predicted_at(predicted, key, P)
+    after = record["after"]
+    difference = (None if after["aG"] is None or after["aG_predicted"] is None
+                  else after["aG"] - after["aG_predicted"])
+    record["aG_difference_after"] = difference
+    record["within"] = bool(difference is not None and abs(difference) <= LANDING_TOLERANCE)
+    record["summary"] = (
+        f"a_G {_number(record['before']['aG'])} → {_number(after['aG'])} across the jump "
+        f"(predicted {_number(record['before']['aG_predicted'])} → {_number(after['aG_predicted'])} at "
+        f"P = {_number(bracket[0])}, {_number(bracket[1])})"
+        + ("" if record["before"]["copy_fraction"] is None else
+           f"; cos²(A, S) {_number(record['before']['copy_fraction'])} → {_number(after['copy_fraction'])}"
+           + ("" if after["copy_fraction_predicted"] is None else
+              f" (predicted {_number(record['before']['copy_fraction_predicted'])} → "
+              f"{_number(after['copy_fraction_predicted'])})")))
+    return record
 
 
 def compare_transition(bracket: Sequence[float] | None, predicted: float | None, grid: Sequence[float]) -> dict:
@@ -278,6 +391,25 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
             rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
     enough = len(kept) >= 2
     tested = any(v["status"] == "within" for v in statuses.values())
+    extra: dict = {}
+    if attention == "softmax" and predicted["transitions"].get("P_star") is not None:
+        extra["grid"] = grid_coverage(measured["P"], predicted["transitions"]["P_star"])
+        if not extra["grid"]["spans"]:
+            failures.append(extra["grid"]["reason"])
+        bracket = (measured.get("P_star") or {}).get("bracket")
+        if bracket is not None:
+            extra["landing"] = jump_landing(measured, predicted, bracket)
+            if not extra["landing"]["within"]:
+                failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
+                                f"(needs a_G after it within {LANDING_TOLERANCE:g})")
+    window = predicted["transitions"].get("spinodals")
+    if attention == "softmax" and window and "bistable_fraction" in measured:
+        extra["hysteresis"] = hysteresis(measured, window)
+        if not extra["hysteresis"]["inside"]:
+            failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
+                            f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
+    if measured.get("nonconverged_P"):
+        failures.append("non-converged points fail the verdict (missing data)")
     if not enough:
         failures.append(f"only {len(kept)} of {len(measured['P'])} points converged (need 2)")
     elif not failures and not tested:
@@ -292,10 +424,8 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         "converged_points": len(kept),
         "passes": bool(enough and tested and not failures),
         "reasons": reasons + failures,
+        **extra,
     }
-    window = predicted["transitions"].get("spinodals")
-    if attention == "softmax" and window and "bistable_fraction" in measured:
-        result["hysteresis"] = hysteresis(measured, window)
     return result
 
 
@@ -313,6 +443,16 @@ def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> lis
             lines.append(f"{name}: {statuses[name]['summary']} [{record['note']}]")
         else:
             lines.append(f"{name}: measured {quote_bracket(record['bracket'])} [{record['note']}]")
+    if agreement_record.get("landing"):
+        lines.append(f"landing: {agreement_record['landing']['summary']}")
+    if (measured.get("bisection") or {}).get("added_P"):
+        lines.append(f"bisection points: {', '.join(f'{p:g}' for p in measured['bisection']['added_P'])}")
+    window = agreement_record.get("hysteresis")
+    if window:
+        two = window["measured_two_minima"]
+        lines.append(f"hysteresis: two minima measured {quote_bracket(two) if two else 'nowhere'} "
+                     f"(end points of the grid points with two minima) against the predicted spinodal window "
+                     f"{quote_bracket(window['window'])}")
     reasons = agreement_record.get("reasons", [])
     lines.append(f"passes: {str(agreement_record.get('passes', False)).lower()}"
                  + (f" ({'; '.join(reasons)})" if reasons else ""))
