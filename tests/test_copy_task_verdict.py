@@ -60,10 +60,13 @@ def test_a_jump_where_predicted_passes_and_says_where_it_lands():
     assert result["transitions"]["P_star"]["status"] == "within"
     assert result["transitions"]["P_star"]["bracket"] == [818, 1120]
     landing = result["landing"]
-    assert landing["before"]["P"] == 818 and landing["after"]["P"] == 1120
-    assert landing["after"]["aG"] == 0.5 and landing["after"]["aG_predicted"] == pytest.approx(0.5)
-    assert landing["before"]["copy_fraction"] == 0.04 and landing["after"]["copy_fraction"] == 0.96
-    assert "a_G 0.034 → 0.5" in landing["summary"] and "cos²(A, S) 0.04 → 0.96" in landing["summary"]
+    found, theory = landing["measured"], landing["predicted"]
+    assert found["before"]["P"] == 818 and found["after"]["P"] == 1120
+    assert found["after"]["aG"] == 0.5 and theory["after"]["aG"] == 0.5 and theory["before"]["aG"] == 0.034
+    assert theory["before"]["P"] < P_STAR < theory["after"]["P"]
+    assert found["before"]["copy_fraction"] == 0.04 and found["after"]["copy_fraction"] == 0.96
+    assert "a_G 0.034 → 0.5 measured, 0.034 → 0.5 predicted" in landing["summary"]
+    assert "cos²(A, S) 0.04 → 0.96 measured" in landing["summary"]
     assert result["grid"]["spans"] and result["hysteresis"]["inside"]
 
 
@@ -102,6 +105,14 @@ def test_a_short_grid_fails_even_with_the_jump_inside_it():
     assert result["transitions"]["P_star"]["status"] == "within"
     assert not result["passes"] and not result["grid"]["spans"]
     assert grid_coverage(grid, 342.0)["reason"].startswith("the grid has 3 points")
+
+
+def test_a_jump_just_below_the_predicted_P_star_is_compared_with_the_state_it_lands_on():
+    """Measured copy state at P = 957, 0.01 % below the predicted P*: its landing is the theory's copy branch."""
+    grid = sorted(GRID + [957])
+    result = agreement("softmax", _sweep(_jump_at(900), grid=grid), _theory(957.09))
+    assert result["transitions"]["P_star"]["bracket"] == [818, 957]
+    assert result["landing"]["within"] and result["passes"], result["reasons"]
 
 
 def test_a_jump_landing_off_the_theory_fails():

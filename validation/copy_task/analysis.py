@@ -43,8 +43,8 @@ For a softmax sweep against a predicted :math:`P^*` it needs, besides,
 * a grid of at least :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]`
   (:data:`GRID_SPAN`; :func:`grid_coverage`), so that a jump anywhere within a factor 3 is seen;
 * the landing of the jump (:func:`jump_landing`): the measured :math:`a_G` at the first converged
-  point above the measured bracket within :data:`LANDING_TOLERANCE` of the theory's :math:`a_G` at
-  that :math:`P` (before and after are reported with the copy fraction :math:`\cos^2(A, S)`);
+  point above the measured bracket within :data:`LANDING_TOLERANCE` of the theory's :math:`a_G` just
+  above its :math:`P^*` (before and after are reported with the copy fraction :math:`\cos^2(A, S)`);
 * for Adam, hysteresis inside the predicted spinodal window: some point inside it has two minima.
 
 The reasons for a failure are listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
@@ -276,46 +276,49 @@ def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
     return {"points": points, "span": [low, high], "spans": bool(spans), "reason": None if spans else reason}
 
 
-def _predicted_at(predicted: dict, key: str, P: float) -> float | None:
-    """The theory's ``key`` at ``P``, linear in ln P between its grid points (exact on them)."""
-    values = predicted.get(key)
-    if not values:
-        return None
-    grid = np.log(np.asarray(predicted["P"], dtype=float))
-    known = np.asarray([np.nan if v is None else v for v in values], dtype=float)
-    return float(np.interp(np.log(P), grid, known))
+def _across(predicted: dict, P_star: float) -> dict:
+    """The theory's a_G and copy fraction at its last grid point below ``P_star`` and its first above it."""
+    P = np.asarray(predicted["P"], dtype=float)
+    below, above = np.nonzero(P < P_star)[0], np.nonzero(P > P_star)[0]
+    sides = {}
+    for side, index in (("before", below[-1] if len(below) else None), ("after", above[0] if len(above) else None)):
+        sides[side] = {"P": None if index is None else float(P[index])}
+        for key in ("aG", "copy_fraction"):
+            values = predicted.get(key)
+            sides[side][key] = None if index is None or not values else values[index]
+    return sides
 
 
 def jump_landing(measured: dict, predicted: dict, bracket: Sequence[float]) -> dict:
-    r"""Where the measured jump lands: :math:`a_G` and :math:`\cos^2(A, S)` at the last converged point below
-    ``bracket`` and the first above it, measured (global MAP) and predicted; ``within`` when the
-    :math:`a_G` after the jump lies within :data:`LANDING_TOLERANCE` of the prediction.
+    r"""Where the jump lands: :math:`a_G` and :math:`\cos^2(A, S)` before and after it, measured and predicted.
+
+    Measured: the global MAP at the two converged points that bracket the measured jump.  Predicted:
+    the theory's global minimum at its grid points just below and just above its own :math:`P^*` (the
+    two minima the theory jumps between), so a measured jump a little off the predicted one is
+    compared with the state it lands on, not with the other branch.  ``within`` when the two
+    :math:`a_G` after the jump differ by at most :data:`LANDING_TOLERANCE`.
     """
     converged = measured.get("converged", [True] * len(measured["P"]))
     index = {P: i for i, (P, ok) in enumerate(zip(measured["P"], converged)) if ok}
-    sides = {"before": bracket[0], "after": bracket[1]}
-    record: dict = {}
-    for side, P in sides.items():
-        i = index[P]
-        record[side] = {"P": P}
-        for key, name in (("aG", "aG"), ("copy_fraction", "copy_fraction")):
-            series = measured.get(f"{name}_mean")
-            record[side][key] = None if series is None else series[i]
-            record[side][f"{key}_predicted"] = _predicted_at(predicted, key, P)
-    after = record["after"]
-    difference = (None if after["aG"] is None or after["aG_predicted"] is None
-                  else after["aG"] - after["aG_predicted"])
+    record: dict = {"measured": {}, "predicted": _across(predicted, predicted["transitions"]["P_star"])}
+    for side, P in (("before", bracket[0]), ("after", bracket[1])):
+        record["measured"][side] = {"P": P}
+        for key in ("aG", "copy_fraction"):
+            series = measured.get(f"{key}_mean")
+            record["measured"][side][key] = None if series is None else series[index[P]]
+    found, theory = record["measured"], record["predicted"]
+    difference = (None if found["after"]["aG"] is None or theory["after"]["aG"] is None
+                  else found["after"]["aG"] - theory["after"]["aG"])
     record["aG_difference_after"] = difference
     record["within"] = bool(difference is not None and abs(difference) <= LANDING_TOLERANCE)
-    record["summary"] = (
-        f"a_G {_number(record['before']['aG'])} → {_number(after['aG'])} across the jump "
-        f"(predicted {_number(record['before']['aG_predicted'])} → {_number(after['aG_predicted'])} at "
-        f"P = {_number(bracket[0])}, {_number(bracket[1])})"
-        + ("" if record["before"]["copy_fraction"] is None else
-           f"; cos²(A, S) {_number(record['before']['copy_fraction'])} → {_number(after['copy_fraction'])}"
-           + ("" if after["copy_fraction_predicted"] is None else
-              f" (predicted {_number(record['before']['copy_fraction_predicted'])} → "
-              f"{_number(after['copy_fraction_predicted'])})")))
+
+    def words(key: str, name: str) -> str:
+        return (f"{name} {_number(found['before'][key])} → {_number(found['after'][key])} measured, "
+                f"{_number(theory['before'][key])} → {_number(theory['after'][key])} predicted")
+
+    record["summary"] = (words("aG", "a_G") + "; " + words("copy_fraction", "cos²(A, S)")
+                         + f" (measured between P = {_number(bracket[0])} and {_number(bracket[1])}, predicted "
+                         f"across P* = {_number(predicted['transitions']['P_star'])})")
     return record
 
 
