@@ -16,7 +16,7 @@ from emergence.validation.copy_task.analysis import (
 
 P_STAR = 957.0
 WINDOW = [827.0, 1512.0]
-GRID = grid_around(P_STAR)  # [319, 437, 598, 818, 1120, 1533, 2098, 2872]
+GRID = grid_around(P_STAR)  # [319, 437, 598, 818, 1120, 1532, 2098, 2871]
 
 
 def _theory(P_star=P_STAR, window=WINDOW):
@@ -160,3 +160,27 @@ def test_the_experiment_bisects_the_measured_jump(tmp_path, monkeypatch):
     assert validation.settings["bisections"] == 3
     assert len(list((tmp_path / "runs").glob("*.json"))) == 11  # the bisection points are stored and resume
     json.dumps(validation.to_dict())
+
+
+def _status_experiment(measured, theory):
+    return {"attention": "softmax", "L": 32, "V": 8, "settings": {"P": measured["P"], "objective": "marginal"},
+            "predicted": theory, "measured": {"adam": measured},
+            "agreement": {"adam": agreement("softmax", measured, theory)}}
+
+
+def test_the_status_rows_state_the_bracket_the_landing_and_the_hysteresis_and_can_fail():
+    from emergence.theory_status import _copy_task_rows
+
+    good = _copy_task_rows([_status_experiment(_sweep(_jump_at(900)), _theory())])
+    assert [row["holds"] for row in good] == ["yes", "yes"]  # agreement, coverage (Adam only: no SGLD rows)
+    text = good[0]["measured"]
+    assert "measured 818–1.12e+03" in text and "ratio 0.855–1.17" in text
+    assert "the jump lands: a_G 0.034 → 0.5 measured, 0.034 → 0.5 predicted" in text
+    assert "cos²(A, S) 0.04 → 0.96 measured" in text
+    assert "two minima (hysteresis) at P 1120–1120 against the predicted spinodal window 827–1512" in text
+    assert "8 grid points from 319 to 2871 against the required [319, 2.87e+03]" in text
+    wrong = _copy_task_rows([_status_experiment(_sweep(_jump_at(900)), _theory(3 * P_STAR, [2500, 4000]))])
+    assert wrong[0]["holds"] == "no" and "outside a factor 2" in wrong[0]["measured"]
+    short = [128, 256, 512]
+    old_row = _copy_task_rows([_status_experiment(_sweep(_jump_at(300), grid=short), _theory(342.0, [300, 400]))])
+    assert old_row[0]["holds"] == "no" and "needs 8 spanning" in old_row[0]["measured"]

@@ -129,6 +129,8 @@ def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_pat
         seed = {"global_start": "uniform", "uniform": {"converged": True}, "copy": {"converged": True}}
         return {"c1_mean": c1, "cG_mean": cG, "aG_mean": cG, "coverage_mean": 1.0, "test_loss_mean": 1.0,
                 "c1_std": 0.0, "cG_std": 0.0, "aG_std": 0.0, "coverage_std": 0.0, "test_loss_std": 0.0,
+                "copy_fraction_mean": cG, "copy_fraction_std": 0.0,
+                "copy_fraction_uniform_mean": cG, "copy_fraction_copy_mean": cG,
                 "c1_uniform_mean": c1, "c1_copy_mean": c1, "cG_uniform_mean": cG, "cG_copy_mean": cG,
                 "per_seed": [seed], "converged_fraction": 1.0, "all_converged_fraction": 1.0,
                 "metastable_fraction": 0.0, "bistable_fraction": 0.0, "aG_uniform_mean": cG, "aG_copy_mean": cG}
