@@ -67,7 +67,7 @@ FULL: dict[str, Any] = {
         # 2 bisection points inside the measured jump (SGLD's posterior is not the saddle for softmax:
         # `emergence validate posterior` measures it)
         {"attention": "softmax", "L": 32, "V": 8, "P": AROUND_PREDICTION, "bisections": 2, "seeds": 1,
-         "adam_steps": 400, "optimizers": ["adam"], "objective": "marginal"},
+         "adam_steps": 2000, "optimizers": ["adam"], "objective": "marginal"},
     ],
     "leading_terms": [
         {"lr": 0.002, "epochs": 20, "max_sequences": 64, "layers": 2},
