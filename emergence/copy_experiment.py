@@ -6,7 +6,14 @@ sweep point per :math:`P` (:func:`emergence.validation.copy_task.experiment.poin
 runs them resumably (:func:`emergence.validation.sweeps.run_sweep`, keyed on the
 configuration and the engine's code), reduces them to measured curves and transitions, and
 puts the theory's phase diagram on a fine grid (:math:`P_{\min}/2` to :math:`2P_{\max}`,
-200 log-spaced points) beside them.
+200 log-spaced points, plus the measured points themselves) beside them.
+
+After the grid, ``bisections`` extra points narrow a softmax jump: each is the geometric
+midpoint of the current bracket of the measured jump
+(:func:`~emergence.validation.copy_task.analysis.bisection_point`), run like any grid point and
+stored in the same folder; the bracket is read again from all converged points.
+:func:`grid_around_prediction` gives the grid the verdict asks for, :data:`GRID_POINTS` points
+spanning :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`.
 
 >>> CopyExperiment("linear", 8, 4, (8, 64)).theory_grid()[[0, -1]]
 array([  4., 128.])
@@ -51,6 +58,7 @@ class CopyExperiment:
     workers: int | None = None
     executor: str = "local"
     out: str | None = None
+    bisections: int = 0
     progress: bool = field(default=True, compare=False)
 
     def check(self) -> None:
@@ -59,6 +67,8 @@ class CopyExperiment:
 
         if self.L < 2 or self.V < 2:
             raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={self.L}, V={self.V}")
+        if self.bisections < 0:
+            raise InvalidSizeError(f"--bisect must be >= 0, got {self.bisections}")
         if self.seeds < 1 or self.adam_steps < 1 or self.chains < 1 or self.sgld_draws < 4 or self.sgld_thin < 1:
             raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
         if not self.P or min(self.P) < 1:
@@ -80,20 +90,44 @@ class CopyExperiment:
                      f"validate copy-head at L={self.L}, V={self.V}, P up to {max(self.P)} with {runs} models per "
                      f"point on {parallel} worker(s)", "use a smaller --P-grid, --V, --L, --seeds or --workers")
 
-    def theory_grid(self):
+    def theory_grid(self, measured=()):
+        """The theory's grid: :data:`THEORY_POINTS` log-spaced points from P_min/2 to 2 P_max, and the ``measured`` points."""
         import numpy as np
 
-        return np.geomspace(min(self.P) / 2, max(self.P) * 2, THEORY_POINTS)
+        return np.union1d(np.geomspace(min(self.P) / 2, max(self.P) * 2, THEORY_POINTS), np.asarray(measured, dtype=float))
+
+
+def grid_around_prediction(attention: str, L: int, V: int, convention: str = "", points: int | None = None) -> list[int]:
+    r"""``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole numbers of
+    sequences, log-spaced over :math:`[P^*/3, 3P^*]` around the theory's softmax :math:`P^*` at this convention.
+
+    Fails (:class:`~emergence.theory.errors.EmergenceError`) where the theory has no jump.
+    """
+    import numpy as np
+
+    from emergence.theory.errors import EmergenceError
+    from emergence.validation.copy_task.analysis import GRID_POINTS, grid_around
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+
+    parsed = CopyTaskConvention.parse(convention, attention=attention)
+    predicted = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS))
+    P_star = predicted["transitions"].get("P_star")
+    if P_star is None:
+        raise EmergenceError(f"the theory has no jump at L={L}, V={V} ({convention or 'default convention'}): "
+                             "no grid around P* to build")
+    return grid_around(P_star, points or GRID_POINTS)
 
 
 def run_copy_experiment(config: CopyExperiment):
     """Train (Adam) or sample (SGLD) every point of ``config``; a :class:`~emergence.records.CopyHeadValidation`."""
+    import bisect
     import json
 
     from emergence.numerics.io import provenance, to_json_text
     from emergence.records import CopyHeadValidation
     from emergence.theory.errors import EmergenceError
-    from emergence.validation.copy_task.analysis import agreement, measured_curves
+    from emergence.validation.copy_task.analysis import agreement, bisection_point, measured_curves
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
@@ -111,12 +145,28 @@ def run_copy_experiment(config: CopyExperiment):
                            seed=config.seed, **settings) for P in grid]
     executor = sweep_executor(config.executor, config.workers, device)
     out = sweep_folder(config.out, "emergence-copy-head-")
-    results = run_sweep(partial(run_copy_point, device=device), points, out, executor=executor,
+    work = partial(run_copy_point, device=device)
+    results = run_sweep(work, points, out, executor=executor,
                         progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}",
                         cost=point_cost)
     measured = measured_curves(config.attention, config.optimizer, grid, results)
+    added = []
+    for _ in range(config.bisections if config.attention == "softmax" else 0):
+        P = bisection_point((measured.get("P_star") or {}).get("bracket"))
+        if P is None or P in grid:
+            break
+        result = run_sweep(work, [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds,
+                                               convention, seed=config.seed, **settings)], out, executor=executor,
+                           progress=config.progress, description=f"copy-head bisection P = {P}")[0]
+        index = bisect.bisect(grid, P)
+        grid.insert(index, P)
+        results.insert(index, result)
+        added.append(P)
+        measured = measured_curves(config.attention, config.optimizer, grid, results)
+    measured["bisection"] = {"requested": config.bisections if config.attention == "softmax" else 0, "added_P": added}
     try:
-        predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention, config.theory_grid())
+        predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention,
+                                            config.theory_grid(grid))
         note = None
     except EmergenceError as error:
         predicted, note = None, str(error)

@@ -41,6 +41,9 @@ RECONSTRUCTION = (
 PHASE_DIAGRAM = {"L": 256, "V": 16, "P_min": 1.0, "P_max": 1e8, "points": 400}
 """The phase diagrams' sizes (the reference point of docs/derivations/copy_head.md) and P grid."""
 
+AROUND_PREDICTION = "8 points spanning [P*/3, 3P*]"
+"""A demo grid built from the theory's own P* (:func:`emergence.copy_experiment.grid_around_prediction`)."""
+
 # Leading terms run at a rate inside the theorem's window for every epoch and at one far outside it
 # (s*eta up to 30-100), to show where the leading terms stop describing the weights.
 QUICK: dict[str, Any] = {
@@ -60,8 +63,11 @@ FULL: dict[str, Any] = {
         {"attention": "linear", "L": 8, "V": 4, "P": [4, 8, 16, 32, 64, 128, 256], "seeds": 2,
          "adam_steps": 1500, "sgld_burn_in": 1000, "sgld_draws": 25, "sgld_thin": 20, "chains": 1,
          "objective": "marginal"},
-        {"attention": "softmax", "L": 32, "V": 4, "P": [128, 256, 512], "seeds": 2, "adam_steps": 400,
-         "sgld_burn_in": 200, "sgld_draws": 20, "sgld_thin": 10, "chains": 1, "objective": "marginal"},
+        # Adam only, on 8 points spanning [P*/3, 3P*] around the theory's P* at the default convention, then
+        # 2 bisection points inside the measured jump (SGLD's posterior is not the saddle for softmax:
+        # `emergence validate posterior` measures it)
+        {"attention": "softmax", "L": 32, "V": 8, "P": AROUND_PREDICTION, "bisections": 2, "seeds": 1,
+         "adam_steps": 2000, "optimizers": ["adam"], "objective": "marginal"},
     ],
     "leading_terms": [
         {"lr": 0.002, "epochs": 20, "max_sequences": 64, "layers": 2},
@@ -302,15 +308,19 @@ def copy_task_settings(context: DemoContext) -> dict:
 
 
 def _copy_task_experiment(experiment: dict, context: DemoContext) -> list:
-    """Adam and SGLD runs of one demo experiment (:func:`emergence.copy_experiment.run_copy_experiment`)."""
-    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+    """Adam (and SGLD) runs of one demo experiment (:func:`emergence.copy_experiment.run_copy_experiment`)."""
+    from emergence.copy_experiment import CopyExperiment, grid_around_prediction, run_copy_experiment
 
     budget = {key: experiment[key] for key in
-              ("seeds", "adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "objective")}
+              ("seeds", "adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "objective", "bisections")
+              if key in experiment}
+    P = (grid_around_prediction(experiment["attention"], experiment["L"], experiment["V"])
+         if experiment["P"] == AROUND_PREDICTION else experiment["P"])
     return [run_copy_experiment(CopyExperiment(
-        experiment["attention"], experiment["L"], experiment["V"], tuple(experiment["P"]), optimizer=optimizer,
+        experiment["attention"], experiment["L"], experiment["V"], tuple(P), optimizer=optimizer,
         seed=context.seed, device="cpu", workers=1 if context.quick else 2,
-        out=str(context.out / "steps" / "copy_task_runs"), **budget)) for optimizer in ("adam", "sgld")]
+        out=str(context.out / "steps" / "copy_task_runs"), **budget))
+        for optimizer in experiment.get("optimizers", ("adam", "sgld"))]
 
 
 def _experiment_data(experiment: dict, runs: list) -> dict:
@@ -329,46 +339,65 @@ def copy_task_step(context: DemoContext) -> Section:
     plots = [plot_record(f"figures/copy_task_{r[0].attention}.png", "copy_task", r) for r in runs]
     draw_plots(plots, context.out)
     lines, summary = [], []
+    samplers = {"adam": "Adam", "sgld": "SGLD"}
     for e in experiments:
         names = ("P_star",) if e["attention"] == "softmax" else ("P1", "crossover")
+        optimizers = [o for o in samplers if o in e["agreement"]]
         rows = []
         for name in names:
             predicted = e["predicted"]["transitions"].get(name)
             row = [name, _fmt(predicted, 3)]
-            for optimizer in ("adam", "sgld"):
+            for optimizer in optimizers:
                 verdict = e["agreement"][optimizer].get("transitions", {}).get(name, {})
                 ratio = verdict.get("ratio")
                 row += [quote_bracket((e["measured"][optimizer].get(name) or {}).get("bracket")),
                         "—" if ratio is None else f"{_fmt(ratio[0], 2)}–{_fmt(ratio[1], 2)}",
                         verdict.get("status", "—")]
             rows.append(row)
-        rms = {o: e["agreement"][o].get("order_parameter_rms", {}) for o in ("adam", "sgld")}
-        passes = {o: e["agreement"][o].get("passes") for o in ("adam", "sgld")}
+        rms = {o: e["agreement"][o].get("order_parameter_rms", {}) for o in optimizers}
+        passes = {o: e["agreement"][o].get("passes") for o in optimizers}
         converged = e["measured"]["adam"].get("converged_fraction", [])
-        why = {o: "; ".join(e["agreement"][o].get("reasons", [])) for o in ("adam", "sgld")}
-        lines += [f"**{e['attention']} attention, L = {e['L']}, V = {e['V']}**, P ∈ {e['settings']['P']}, "
-                  f"{e['settings']['seeds']} seeds × 2 starts, objective: {e['settings']['objective']}; "
+        why = {o: "; ".join(e["agreement"][o].get("reasons", [])) for o in optimizers}
+        sgld = (f"; SGLD burn-in {e['settings']['sgld_burn_in']}, {e['settings']['sgld_draws']} draws every "
+                f"{e['settings']['sgld_thin']} steps, {e['settings']['chains']} chain(s) per seed and start"
+                if "sgld" in optimizers else "")
+        bisection = e["measured"]["adam"].get("bisection", {}).get("added_P") or []
+        lines += [f"**{e['attention']} attention, L = {e['L']}, V = {e['V']}**, P ∈ {e['measured']['adam']['P']}"
+                  + (f" (grid: {e['settings']['P']}; bisection points {bisection})" if bisection else "")
+                  + f", {e['settings']['seeds']} seed(s) × 2 starts, objective: {e['settings']['objective']}; "
                   f"Adam {e['settings']['adam_steps']} steps "
-                  f"(converged fraction per P: {', '.join(_fmt(c, 2) for c in converged)}); SGLD burn-in "
-                  f"{e['settings']['sgld_burn_in']}, {e['settings']['sgld_draws']} draws every "
-                  f"{e['settings']['sgld_thin']} steps, {e['settings']['chains']} chain(s) per seed and start.", "",
-                  markdown_table(["transition", "theory (P)", "Adam grid bracket (P)", "Adam / theory", "Adam verdict",
-                                  "SGLD grid bracket (P)", "SGLD / theory", "SGLD verdict"], rows),
-                  "", f"RMS of measured − predicted order parameters over the converged grid: Adam c1 "
-                  f"{_fmt(rms['adam'].get('c1'), 2)}, cG {_fmt(rms['adam'].get('cG'), 2)}; SGLD c1 "
-                  f"{_fmt(rms['sgld'].get('c1'), 2)}, cG {_fmt(rms['sgld'].get('cG'), 2)}.", ""]
-        for optimizer, sampler in (("adam", "Adam"), ("sgld", "SGLD")):
-            lines += [f"- {sampler} passes: {passes[optimizer]}" + (f" ({why[optimizer]})" if why[optimizer] else "") + "."]
+                  f"(converged fraction per P: {', '.join(_fmt(c, 2) for c in converged)}){sgld}.", "",
+                  markdown_table(["transition", "theory (P)"] + [
+                      f"{samplers[o]} {column}" for o in optimizers
+                      for column in ("grid bracket (P)", "/ theory", "verdict")], rows),
+                  "", "RMS of measured − predicted order parameters over the converged grid: " + "; ".join(
+                      f"{samplers[o]} c1 {_fmt(rms[o].get('c1'), 2)}, cG {_fmt(rms[o].get('cG'), 2)}"
+                      for o in optimizers) + ".", ""]
+        for optimizer in optimizers:
+            landing = e["agreement"][optimizer].get("landing")
+            window = e["agreement"][optimizer].get("hysteresis")
+            if landing:
+                lines.append(f"- {samplers[optimizer]}: the jump lands: {landing['summary']}.")
+            if window:
+                two = window["measured_two_minima"]
+                lines.append(f"- {samplers[optimizer]}: two minima (hysteresis) at P "
+                             f"{quote_bracket(two) if two else 'nowhere'}; predicted spinodal window "
+                             f"{quote_bracket(window['window'])}.")
+            lines += [f"- {samplers[optimizer]} passes: {passes[optimizer]}"
+                      + (f" ({why[optimizer]})" if why[optimizer] else "") + "."]
         lines.append("")
         summary.append(f"{e['attention']}: " + ", ".join(
-            f"{sampler} {'agrees' if passes[o] else 'does not agree'}" + (f" ({why[o]})" if why[o] else "")
-            for o, sampler in (("adam", "Adam"), ("sgld", "SGLD"))))
+            f"{samplers[o]} {'agrees' if passes[o] else 'does not agree'}" + (f" ({why[o]})" if why[o] else "")
+            for o in optimizers))
     body = "\n".join(lines + [
         "Measured transitions are grid brackets (validation/copy_task/analysis.py: the interval where c1 first "
         "exceeds 10% of its maximum, or of the steepest rise of c_G / a_G, reported only when the order parameter "
-        "rises by at least 0.05), so their resolution is the grid spacing; non-converged points are excluded. A "
-        "sampler agrees when every bracket lies within a factor 2 of the theory and no transition is missing, "
-        "unexpected or unresolved by the grid. Theory curves are the population-level global minimum (train = test); the "
+        "rises by at least 0.05), so their resolution is the grid spacing; a softmax jump is then narrowed by "
+        "bisection (extra points at the bracket's geometric midpoint). A sampler agrees when every point converged, "
+        "every bracket lies within a factor 2 of the theory and no transition is missing, unexpected or unresolved "
+        "by the grid; for softmax besides when the grid has at least 8 points spanning [P*/3, 3P*], a_G after the "
+        "jump lies within 0.1 of the theory, and (Adam) two minima appear inside the predicted spinodal window. "
+        "Theory curves are the population-level global minimum (train = test); the "
         "measured loss is on held-out sequences, per position (per-sequence loss / L)."])
     return Section(
         "copy_task", "4. Copy-task validation: Adam and SGLD against the theory", body,

@@ -46,8 +46,9 @@ TRANSITIONS: dict[str, tuple[str, str]] = {
 """Label and line style of each transition of the copy-head theory."""
 METASTABLE = "metastable window (between the spinodals)"
 ORDER_PARAMETERS = {"c1": "$c_1$ (uniform pooling)", "cG": "$c_G$ (copy)",
-                    "aG": "$a_G$ (attention on the previous token)"}
-COLOURS = {"c1": "tab:blue", "cG": "tab:red", "aG": "tab:green"}
+                    "aG": "$a_G$ (attention on the previous token)",
+                    "copy_fraction": r"$\cos^2(A, S)$ (copy fraction)"}
+COLOURS = {"c1": "tab:blue", "cG": "tab:red", "aG": "tab:green", "copy_fraction": "tab:purple"}
 OPTIMIZERS = {"adam": ("o", "Adam MAP"), "sgld": ("s", "SGLD mean")}
 SIZE_NAMES = {"L": "sequence length $L$", "V": "vocabulary size $V$"}
 
@@ -181,14 +182,19 @@ def copy_task_figure(records, ax=None):
     figure, axes = new_figure(2, ax, size=(6.2, 4.2))
     left = axes[0]
     predicted = record.predicted
+    # softmax: a_G and the copy fraction say where the jump lands (c_1 = 1 - c_G carries nothing new)
+    keys = ("aG", "copy_fraction") if record.attention == "softmax" else ("c1", "cG", "copy_fraction")
     if predicted is not None:
-        for key in ("c1", "cG"):
-            left.plot(predicted["P"], _values(predicted[key]), "-", color=COLOURS[key],
-                      label=f"theory {ORDER_PARAMETERS[key]}")
+        for key in keys:
+            if predicted.get(key):
+                left.plot(predicted["P"], _values(predicted[key]), "-", color=COLOURS[key],
+                          label=f"theory {ORDER_PARAMETERS[key]}")
     for optimizer, measured in measured_by.items():
         marker, name = OPTIMIZERS[optimizer]
         hollow = "none" if optimizer == "sgld" else None
-        for key in ("c1", "cG"):
+        for key in keys:
+            if f"{key}_mean" not in measured:
+                continue
             left.errorbar(measured["P"], _values(measured[f"{key}_mean"]), yerr=_values(measured[f"{key}_std"]),
                           fmt=marker, capsize=3, color=COLOURS[key], mfc=hollow, label=f"{name} {ORDER_PARAMETERS[key]}")
         for start, triangle in (("uniform", "v"), ("copy", "^")):

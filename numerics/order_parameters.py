@@ -18,7 +18,9 @@ with the orthonormal basis :math:`J/L` and :math:`(S - J/L)/\sqrt{L-1}` it is
 .. math::
     \text{coverage} = \frac{n_J^2 + (m - n_J)^2/(L-1)}{\|A\|_F^2}
 
-(0 for :math:`A = 0`).  Every quantity is computed from :math:`\hat A = A/s` with
+(0 for :math:`A = 0`).  The copy fraction is the fraction of :math:`\|A\|_F^2` along the copy
+pattern alone, :math:`\cos^2(A, S) = m^2 / (L\,\|A\|_F^2)` (:math:`\|S\|_F^2 = L`; 0 for :math:`A = 0`):
+a functional order parameter, near 1 for a copy head and :math:`1/L` for uniform pooling.  Every quantity is computed from :math:`\hat A = A/s` with
 :math:`s = \max_{\ell\ell'} |A_{\ell\ell'}|` and scaled back (:math:`n_J = s\,\hat n_J`,
 :math:`m = s\,\hat m`; the coverage is scale-invariant), so squares neither underflow nor
 overflow for any finite magnitude (:mod:`emergence.numerics.magnitude`).  Everything is batched over leading axes, ``(..., L, L) -> (...)``,
@@ -28,11 +30,11 @@ is required (for ``L = 1``, :math:`J = S` and the split is undefined).
 
 >>> import numpy as np
 >>> order = copy_order_parameters(cyclic_shift(4))
->>> float(order.c1), float(order.cG), float(order.aG), float(order.coverage)
-(0.0, 1.0, 1.0, 1.0)
+>>> float(order.c1), float(order.cG), float(order.aG), float(order.coverage), float(order.copy_fraction)
+(0.0, 1.0, 1.0, 1.0, 1.0)
 >>> order = copy_order_parameters(np.full((4, 4), 0.25))
->>> float(order.c1), float(order.cG), float(order.a1)
-(1.0, 0.0, 1.0)
+>>> float(order.c1), float(order.cG), float(order.a1), float(order.copy_fraction)
+(1.0, 0.0, 1.0, 0.25)
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class CopyOrderParameters:
     aG: Any
     a1: Any
     coverage: Any
+    copy_fraction: Any
 
 
 def shift_overlap(A):
@@ -108,9 +111,11 @@ def copy_order_parameters(A) -> CopyOrderParameters:
     norm2 = (unit * unit).sum(-1).sum(-1)
     explained = unit_n_J * unit_n_J + (unit_m - unit_n_J) * (unit_m - unit_n_J) / (L - 1)
     coverage = explained / (norm2 + (norm2 == 0))
+    copy_fraction = unit_m * unit_m / (L * (norm2 + (norm2 == 0)))
     unit_cG = (unit_m - unit_n_J) / (L - 1)
     n_J, m, cG, c1 = (scale * x for x in (unit_n_J, unit_m, unit_cG, unit_n_J - unit_cG))
-    return CopyOrderParameters(c1=c1, cG=cG, n_J=n_J, m=m, aG=m / L, a1=1 - cG, coverage=coverage)
+    return CopyOrderParameters(c1=c1, cG=cG, n_J=n_J, m=m, aG=m / L, a1=1 - cG, coverage=coverage,
+                                copy_fraction=copy_fraction)
 
 
 def symmetric_part(A):

@@ -3,6 +3,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from emergence.cli import main
@@ -129,6 +130,8 @@ def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_pat
         seed = {"global_start": "uniform", "uniform": {"converged": True}, "copy": {"converged": True}}
         return {"c1_mean": c1, "cG_mean": cG, "aG_mean": cG, "coverage_mean": 1.0, "test_loss_mean": 1.0,
                 "c1_std": 0.0, "cG_std": 0.0, "aG_std": 0.0, "coverage_std": 0.0, "test_loss_std": 0.0,
+                "copy_fraction_mean": cG, "copy_fraction_std": 0.0,
+                "copy_fraction_uniform_mean": cG, "copy_fraction_copy_mean": cG,
                 "c1_uniform_mean": c1, "c1_copy_mean": c1, "cG_uniform_mean": cG, "cG_copy_mean": cG,
                 "per_seed": [seed], "converged_fraction": 1.0, "all_converged_fraction": 1.0,
                 "metastable_fraction": 0.0, "bistable_fraction": 0.0, "aG_uniform_mean": cG, "aG_copy_mean": cG}
@@ -150,3 +153,52 @@ def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_pat
     assert "SGLD does not agree (P1 predicted 12, measured —" in section.comparison
     assert "predicted inside the converged grid but not measured" in section.comparison
     assert "SGLD passes: False (P1 predicted 12" in section.body
+
+
+def test_the_full_demo_softmax_experiment_spans_the_prediction_bisects_and_states_the_landing(monkeypatch, tmp_path):
+    """The full demo's softmax experiment, with a stand-in for training: its grid is 8 points over [P*/3, 3P*]
+    around the theory's P* at the default convention, two bisection points follow, and the section states
+    where the jump lands and the hysteresis."""
+    import emergence.demo_steps as demo_steps
+    import emergence.validation.copy_task.experiment as experiment
+    from emergence.demo import DemoContext
+    from emergence.copy_experiment import grid_around_prediction
+    from emergence.validation.copy_task.analysis import grid_coverage
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+
+    softmax = next(e for e in demo_steps.FULL["copy_task"] if e["attention"] == "softmax")
+    grid = grid_around_prediction("softmax", softmax["L"], softmax["V"])
+    theory = predicted_phase_diagram("softmax", softmax["L"], softmax["V"], CopyTaskConvention(attention="softmax"),
+                                     np.geomspace(grid[0], grid[-1], 200))
+    P_star, (low, high) = theory["transitions"]["P_star"], theory["transitions"]["spinodals"]
+    assert grid_coverage(grid, P_star)["spans"]
+
+    def stand_in(config, device="cpu"):
+        P = config["P"]
+        aG = 0.5 if P > P_star else 1 / softmax["L"]
+        seed = {"global_start": "copy" if aG > 0.1 else "uniform", "uniform": {"converged": True},
+                "copy": {"converged": True}}
+        point = {"P": P, "per_seed": [seed], "converged_fraction": 1.0, "all_converged_fraction": 1.0,
+                 "metastable_fraction": float(low <= P <= high), "bistable_fraction": float(low <= P <= high)}
+        for key, value in (("c1", 1 - aG), ("cG", aG), ("aG", aG), ("coverage", 1.0), ("copy_fraction", aG),
+                           ("test_loss", 1 - aG)):
+            point[f"{key}_mean"], point[f"{key}_std"] = value, 0.0
+            point.update({f"{key}_{start}_mean": value for start in ("uniform", "copy")})
+        return point
+
+    monkeypatch.setattr(experiment, "run_copy_point", stand_in)
+    monkeypatch.setattr(demo_steps, "mode", lambda context: {"copy_task": [softmax]})
+    monkeypatch.setattr(demo_steps, "draw_plots", lambda plots, out: None)
+    section = demo_steps.copy_task_step(DemoContext(tmp_path, True, 0, None))  # quick: in process (one worker)
+    (record,) = section.data["experiments"]
+    assert set(record["agreement"]) == {"adam"}
+    measured = record["measured"]["adam"]
+    assert len(measured["bisection"]["added_P"]) == softmax["bisections"] == 2
+    assert len(measured["P"]) == 10
+    assert record["agreement"]["adam"]["passes"], record["agreement"]["adam"]["reasons"]
+    assert "the jump lands: a_G" in section.body and "two minima (hysteresis) at P" in section.body
+    from emergence.theory_status import _copy_task_rows
+
+    rows = _copy_task_rows(section.data["experiments"])
+    assert rows[0]["holds"] == "yes" and "the jump lands" in rows[0]["measured"]

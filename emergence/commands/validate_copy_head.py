@@ -35,6 +35,9 @@ def add_arguments(parser):
     parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=argument_type(_P_grid_argument),
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
+    parser.add_argument("--bisect", type=integer(0), default=0,
+                        help="softmax: after the grid, run this many extra points, each at the geometric midpoint "
+                             "of the measured jump's bracket, to narrow the measured P* (default %(default)s)")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
@@ -115,7 +118,7 @@ def run(args) -> int:
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
-        out=args.out,
+        out=args.out, bisections=args.bisect,
     )
     experiment.check()
     if args.plot:
@@ -133,11 +136,11 @@ def run(args) -> int:
         if args.json:
             write_json_atomic(args.json, report)
         measured = validation.measured
-        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'loss':>9} {'converged':>9}")
+        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'cos²(A,S)':>9} {'loss':>9} {'converged':>9}")
         for i, P in enumerate(validation.P):
             print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
                   f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
-                  f"{measured['aG_mean'][i]:>8.3f} {measured['loss_mean'][i]:>9.3f} "
+                  f"{measured['aG_mean'][i]:>8.3f} {measured['copy_fraction_mean'][i]:>9.3f} {measured['loss_mean'][i]:>9.3f} "
                   f"{'yes' if measured['converged'][i] else 'no':>9}")
         print("\n".join(verdict_lines(args.attention, measured, report["agreement"])))
     return 0

@@ -35,14 +35,31 @@ the measured bracket gives the ratio range :math:`[P_i/P_{th}, P_{i+1}/P_{th}]`,
 * ``beyond grid``: predicted outside the converged grid and not measured (untested);
 * ``absent``: neither predicted nor measured (untested).
 
-``passes`` holds when at least two points converged, at least one transition is ``within``, and
-none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.  The reasons for a failure are
-listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
+``passes`` holds when every point converged (a non-converged point is excluded from the transitions
+but fails the verdict: missing data is a failure), at least two points converged, at least one
+transition is ``within``, and none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.
+For a softmax sweep against a predicted :math:`P^*` it needs, besides,
+
+* a grid of at least :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]`
+  (:data:`GRID_SPAN`; :func:`grid_coverage`), so that a jump anywhere within a factor 3 is seen;
+* the landing of the jump (:func:`jump_landing`): the measured :math:`a_G` at the first converged
+  point above the measured bracket within :data:`LANDING_TOLERANCE` of the theory's :math:`a_G` just
+  above its :math:`P^*` (before and after are reported with the copy fraction :math:`\cos^2(A, S)`);
+* for Adam, hysteresis inside the predicted spinodal window: some point inside it has two minima.
+
+The reasons for a failure are listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
 interpolated linearly in :math:`\ln P`) is reported alongside.  For softmax Adam sweeps, the
 hysteresis test: each grid point is "two minima" (some seed has both starts converged to
 different states), "one minimum" (every seed's starts converged to the same state) or
 "undecided"; the measurement matches the predicted spinodal window when some point inside it has
 two minima, no point inside it has one, and no point outside it has two.
+
+**Bisection.**  After the grid, the softmax jump is narrowed by running the geometric midpoint of its
+bracket (:func:`bisection_point`) and re-reading the bracket from all converged points; the measured
+:math:`P^*` is that final bracket, quoted as the bracket (:func:`quote_bracket`), never as a point.
+The jump is read off the global MAP (the start with the lower action), so it is the coexistence point
+:math:`P^*`; the uniform start jumps later (at the upper spinodal) and the copy start falls earlier
+(at the lower spinodal): those are the hysteresis.
 
 >>> transitions = measured_transitions("softmax", [10, 20, 40, 80], {"aG": [0.01, 0.02, 0.3, 0.35]})
 >>> transitions["P_star"]["bracket"]
@@ -58,6 +75,12 @@ from typing import Sequence
 import numpy as np
 
 AGREEMENT_FACTOR = 2.0
+GRID_POINTS = 8
+"""Fewest grid points of a softmax sweep whose verdict can pass."""
+GRID_SPAN = 3.0
+"""A softmax sweep's grid must reach from P*/GRID_SPAN to GRID_SPAN·P* (the predicted P*)."""
+LANDING_TOLERANCE = 0.1
+"""Largest difference between the measured and the predicted :math:`a_G` just after the jump."""
 SIGNIFICANT_CHANGE = 0.05
 """Smallest change of an order parameter read as a transition (and the largest disagreement of the
 two SGLD starts read as mixing); the same size as the order-parameter difference that makes a start
@@ -67,8 +90,8 @@ TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
 FAILING_STATUSES = ("outside", "unresolved", "missing", "unexpected")
 
 
-def _number(value: float) -> str:
-    return f"{value:.3g}"
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
 
 
 def quote_bracket(bracket: Sequence[float] | None) -> str:
@@ -163,7 +186,8 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
     off the converged points.
     """
     measured: dict = {"P": list(P)}
-    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"), ("test_loss", "loss")):
+    for key, name in (("c1", "c1"), ("cG", "cG"), ("aG", "aG"), ("coverage", "coverage"),
+                      ("copy_fraction", "copy_fraction"), ("test_loss", "loss")):
         measured[f"{name}_mean"] = [r[f"{key}_mean"] for r in results]
         measured[f"{name}_std"] = [r[f"{key}_std"] for r in results]
     if optimizer == "adam":
@@ -171,7 +195,8 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
             measured[f"{fraction}_fraction"] = [r[f"{fraction}_fraction"] for r in results]
         for start in ("uniform", "copy"):
             measured[f"aG_{start}_mean"] = [r[f"aG_{start}_mean"] for r in results]
-            measured[f"cG_{start}_mean"] = [r[f"cG_{start}_mean"] for r in results]
+            for key in ("cG", "copy_fraction"):
+                measured[f"{key}_{start}_mean"] = [r[f"{key}_{start}_mean"] for r in results]
     measured["converged"] = [bool(point_converged(optimizer, r)) for r in results]
     measured["convergence_criterion"] = (
         "every seed's kept Adam start passed the gradient and flatness filter" if optimizer == "adam" else
@@ -187,7 +212,11 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
 
 
 def hysteresis(measured: dict, window: Sequence[float]) -> dict:
-    """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring)."""
+    """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring).
+
+    ``inside``: some point inside the window has two minima (hysteresis where predicted); ``matches``:
+    besides, no point inside it has one minimum and no point outside it has two.
+    """
     low, high = window
     points = []
     for P, bistable, settled in zip(measured["P"], measured["bistable_fraction"], measured["all_converged_fraction"]):
@@ -200,8 +229,97 @@ def hysteresis(measured: dict, window: Sequence[float]) -> dict:
         "window": [low, high],
         "measured_two_minima": [min(bistable), max(bistable)] if bistable else None,
         "points": points,
+        "inside": "two minima" in inside,
         "matches": bool("two minima" in inside and "one minimum" not in inside and "two minima" not in outside),
     }
+
+
+def bisection_point(bracket: Sequence[float] | None) -> int | None:
+    """The next ``P`` inside a measured bracket: its geometric midpoint, rounded to whole sequences.
+
+    ``None`` when there is no bracket or no whole number lies strictly inside it.
+
+    >>> bisection_point([818, 1120]), bisection_point([10, 11]), bisection_point(None)
+    (957, None, None)
+    """
+    if bracket is None:
+        return None
+    low, high = bracket
+    middle = int(round(float(np.sqrt(low * high))))
+    return middle if low < middle < high else None
+
+
+def grid_around(P_star: float, points: int = GRID_POINTS) -> list[int]:
+    r"""``points`` whole numbers of sequences, log-spaced from :math:`\lfloor P^*/3 \rfloor` to :math:`\lceil 3P^* \rceil`.
+
+    >>> grid_around(957.1)
+    [319, 437, 598, 818, 1120, 1533, 2098, 2872]
+    """
+    low, high = int(np.floor(P_star / GRID_SPAN)), int(np.ceil(P_star * GRID_SPAN))
+    return sorted({int(round(P)) for P in np.geomspace(low, high, points)})
+
+
+def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
+    r"""Whether a grid has :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]` (``spans``), and why not.
+
+    >>> grid_coverage([319, 437, 598, 818, 1120, 1533, 2098, 2872], 957.1)["spans"]
+    True
+    >>> grid_coverage([128, 256, 512], 957.1)["reason"]
+    'the grid has 3 points in [128, 512] (needs 8 spanning [319, 2.87e+03] around the predicted P* = 957)'
+    """
+    low, high = predicted / GRID_SPAN, predicted * GRID_SPAN
+    points = len(grid)
+    # a whole number of sequences within half a sequence of the bound counts as reaching it
+    spans = points >= GRID_POINTS and min(grid) <= low + 0.5 and max(grid) >= high - 0.5
+    reason = (f"the grid has {points} points in [{_number(min(grid))}, {_number(max(grid))}] (needs {GRID_POINTS} "
+              f"spanning [{_number(low)}, {_number(high)}] around the predicted P* = {_number(predicted)})")
+    return {"points": points, "span": [low, high], "spans": bool(spans), "reason": None if spans else reason}
+
+
+def _across(predicted: dict, P_star: float) -> dict:
+    """The theory's a_G and copy fraction at its last grid point below ``P_star`` and its first above it."""
+    P = np.asarray(predicted["P"], dtype=float)
+    below, above = np.nonzero(P < P_star)[0], np.nonzero(P > P_star)[0]
+    sides = {}
+    for side, index in (("before", below[-1] if len(below) else None), ("after", above[0] if len(above) else None)):
+        sides[side] = {"P": None if index is None else float(P[index])}
+        for key in ("aG", "copy_fraction"):
+            values = predicted.get(key)
+            sides[side][key] = None if index is None or not values else values[index]
+    return sides
+
+
+def jump_landing(measured: dict, predicted: dict, bracket: Sequence[float]) -> dict:
+    r"""Where the jump lands: :math:`a_G` and :math:`\cos^2(A, S)` before and after it, measured and predicted.
+
+    Measured: the global MAP at the two converged points that bracket the measured jump.  Predicted:
+    the theory's global minimum at its grid points just below and just above its own :math:`P^*` (the
+    two minima the theory jumps between), so a measured jump a little off the predicted one is
+    compared with the state it lands on, not with the other branch.  ``within`` when the two
+    :math:`a_G` after the jump differ by at most :data:`LANDING_TOLERANCE`.
+    """
+    converged = measured.get("converged", [True] * len(measured["P"]))
+    index = {P: i for i, (P, ok) in enumerate(zip(measured["P"], converged)) if ok}
+    record: dict = {"measured": {}, "predicted": _across(predicted, predicted["transitions"]["P_star"])}
+    for side, P in (("before", bracket[0]), ("after", bracket[1])):
+        record["measured"][side] = {"P": P}
+        for key in ("aG", "copy_fraction"):
+            series = measured.get(f"{key}_mean")
+            record["measured"][side][key] = None if series is None else series[index[P]]
+    found, theory = record["measured"], record["predicted"]
+    difference = (None if found["after"]["aG"] is None or theory["after"]["aG"] is None
+                  else found["after"]["aG"] - theory["after"]["aG"])
+    record["aG_difference_after"] = difference
+    record["within"] = bool(difference is not None and abs(difference) <= LANDING_TOLERANCE)
+
+    def words(key: str, name: str) -> str:
+        return (f"{name} {_number(found['before'][key])} → {_number(found['after'][key])} measured, "
+                f"{_number(theory['before'][key])} → {_number(theory['after'][key])} predicted")
+
+    record["summary"] = (words("aG", "a_G") + "; " + words("copy_fraction", "cos²(A, S)")
+                         + f" (measured between P = {_number(bracket[0])} and {_number(bracket[1])}, predicted "
+                         f"across P* = {_number(predicted['transitions']['P_star'])})")
+    return record
 
 
 def compare_transition(bracket: Sequence[float] | None, predicted: float | None, grid: Sequence[float]) -> dict:
@@ -276,6 +394,25 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
             rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
     enough = len(kept) >= 2
     tested = any(v["status"] == "within" for v in statuses.values())
+    extra: dict = {}
+    if attention == "softmax" and predicted["transitions"].get("P_star") is not None:
+        extra["grid"] = grid_coverage(measured["P"], predicted["transitions"]["P_star"])
+        if not extra["grid"]["spans"]:
+            failures.append(extra["grid"]["reason"])
+        bracket = (measured.get("P_star") or {}).get("bracket")
+        if bracket is not None:
+            extra["landing"] = jump_landing(measured, predicted, bracket)
+            if not extra["landing"]["within"]:
+                failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
+                                f"(needs a_G after it within {LANDING_TOLERANCE:g})")
+    window = predicted["transitions"].get("spinodals")
+    if attention == "softmax" and window and "bistable_fraction" in measured:
+        extra["hysteresis"] = hysteresis(measured, window)
+        if not extra["hysteresis"]["inside"]:
+            failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
+                            f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
+    if measured.get("nonconverged_P"):
+        failures.append("non-converged points fail the verdict (missing data)")
     if not enough:
         failures.append(f"only {len(kept)} of {len(measured['P'])} points converged (need 2)")
     elif not failures and not tested:
@@ -290,10 +427,8 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         "converged_points": len(kept),
         "passes": bool(enough and tested and not failures),
         "reasons": reasons + failures,
+        **extra,
     }
-    window = predicted["transitions"].get("spinodals")
-    if attention == "softmax" and window and "bistable_fraction" in measured:
-        result["hysteresis"] = hysteresis(measured, window)
     return result
 
 
@@ -311,6 +446,16 @@ def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> lis
             lines.append(f"{name}: {statuses[name]['summary']} [{record['note']}]")
         else:
             lines.append(f"{name}: measured {quote_bracket(record['bracket'])} [{record['note']}]")
+    if agreement_record.get("landing"):
+        lines.append(f"landing: {agreement_record['landing']['summary']}")
+    if (measured.get("bisection") or {}).get("added_P"):
+        lines.append(f"bisection points: {', '.join(f'{p:g}' for p in measured['bisection']['added_P'])}")
+    window = agreement_record.get("hysteresis")
+    if window:
+        two = window["measured_two_minima"]
+        lines.append(f"hysteresis: two minima measured {quote_bracket(two) if two else 'nowhere'} "
+                     f"(end points of the grid points with two minima) against the predicted spinodal window "
+                     f"{quote_bracket(window['window'])}")
     reasons = agreement_record.get("reasons", [])
     lines.append(f"passes: {str(agreement_record.get('passes', False)).lower()}"
                  + (f" ({'; '.join(reasons)})" if reasons else ""))

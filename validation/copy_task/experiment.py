@@ -34,7 +34,7 @@ from emergence.validation.copy_task.training import measure, sample_sgld, train_
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
 
 EVALUATION_SEQUENCES = 256
-OBSERVABLES = ("c1", "cG", "aG", "coverage", "test_loss")
+OBSERVABLES = ("c1", "cG", "aG", "coverage", "copy_fraction", "test_loss")
 
 DEFAULTS: dict[str, Any] = {
     "objective": "joint",

@@ -179,6 +179,7 @@ class ChainSamples:
     cG: torch.Tensor
     aG: torch.Tensor
     coverage: torch.Tensor
+    copy_fraction: torch.Tensor
     test_loss: torch.Tensor
     potential: torch.Tensor
     step_size: torch.Tensor
@@ -217,7 +218,7 @@ def sample_sgld(
     return ChainSamples(step_size=step_size, **stacked)
 
 
-RECORDED: tuple[str, ...] = ("c1", "cG", "aG", "coverage", "test_loss", "potential")
+RECORDED: tuple[str, ...] = ("c1", "cG", "aG", "coverage", "copy_fraction", "test_loss", "potential")
 """What a chain records per draw (:func:`measure_draw`)."""
 
 
@@ -238,7 +239,7 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
     r"""Order parameters of the attention and the test loss per position, each ``(R,)``.
 
     The attention is averaged over the evaluation sequences (model T's attention depends on
-    the tokens; :math:`c_1, c_G, a_G` are linear in :math:`A`, the coverage is averaged per
+    the tokens; :math:`c_1, c_G, a_G` are linear in :math:`A`, the coverage and the copy fraction are averaged per
     sequence).  Linear attention has the exact symmetry :math:`(\theta, W) \to (-\theta, -W)`,
     so its posterior mean of :math:`c_1, c_G` vanishes; the sign is fixed by the gauge
     :math:`m = \operatorname{tr}(A^\top S) \ge 0` (reported values are :math:`\operatorname{sgn}(m)\,c`).
@@ -251,13 +252,14 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
             key: torch.zeros(model.runs, dtype=attention.dtype, device=attention.device).index_add(
                 0, evaluation.run, getattr(order, key)
             ) / evaluation.counts
-            for key in ("c1", "cG", "m", "coverage")
+            for key in ("c1", "cG", "m", "coverage", "copy_fraction")
         }
     else:
-        order = {key: getattr(order, key) for key in ("c1", "cG", "m", "coverage")}
+        order = {key: getattr(order, key) for key in ("c1", "cG", "m", "coverage", "copy_fraction")}
     c1, cG, m = order["c1"], order["cG"], order["m"]
     if model.convention.attention == "linear":
         sign = torch.where(m < 0, -1.0, 1.0).to(c1.dtype)
         c1, cG, m = sign * c1, sign * cG, sign * m
     test_loss = model.squared_errors(evaluation) / (evaluation.counts * model.L)
-    return {"c1": c1, "cG": cG, "aG": m / model.L, "coverage": order["coverage"], "test_loss": test_loss}
+    return {"c1": c1, "cG": cG, "aG": m / model.L, "coverage": order["coverage"],
+            "copy_fraction": order["copy_fraction"], "test_loss": test_loss}
