@@ -91,7 +91,7 @@ def noise_attention(noise: LinearNoise, token_variance: float, position_variance
 
 
 def observables_under_law(c1: float, cG: float, token_variance: float, position_variance: float,
-                          noise: LinearNoise) -> dict[str, tuple[float, float]]:
+                          noise: LinearNoise, chunk: int = 32) -> dict[str, tuple[float, float]]:
     r"""Posterior means (with Monte Carlo standard errors) of what the sampler reports, under the mean-field law.
 
     Per draw: the attention :math:`\bar A + N^\mu` averaged over the held-out sequences gives
@@ -100,16 +100,22 @@ def observables_under_law(c1: float, cG: float, token_variance: float, position_
     """
     L = noise.tokens.shape[1]
     mean = c1 * np.ones((L, L)) / L + cG * cyclic_shift(L)
-    A = mean + noise_attention(noise, token_variance, position_variance)
-    averaged = copy_order_parameters(A.mean(axis=1))
-    sign = np.where(averaged.m < 0, -1.0, 1.0)
-    per_sequence = copy_order_parameters(A)
     shift = cyclic_shift(L)
-    cosine2 = (A * shift).sum((-2, -1)) ** 2 / (L * (A * A).sum((-2, -1)))
-    values = {"c1": sign * averaged.c1, "cG": sign * averaged.cG, "aG": sign * averaged.m / L,
-              "coverage": per_sequence.coverage.mean(axis=1), "copy_fraction": cosine2.mean(axis=1)}
-    draws = A.shape[0]
-    return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(draws))) for key, v in values.items()}
+    values: dict[str, list[np.ndarray]] = {key: [] for key in ("c1", "cG", "aG", "coverage", "copy_fraction")}
+    draws = noise.tt.shape[0]
+    for start in range(0, draws, chunk):  # bounded memory: chunk x sequences x L x L per array
+        part = LinearNoise(noise.tt[start:start + chunk], noise.tp[start:start + chunk], noise.pt[start:start + chunk],
+                           noise.pp[start:start + chunk], noise.tokens)
+        A = mean + noise_attention(part, token_variance, position_variance)
+        averaged = copy_order_parameters(A.mean(axis=1))
+        sign = np.where(averaged.m < 0, -1.0, 1.0)
+        values["c1"].append(sign * averaged.c1)
+        values["cG"].append(sign * averaged.cG)
+        values["aG"].append(sign * averaged.m / L)
+        values["coverage"].append(copy_order_parameters(A).coverage.mean(axis=1))
+        values["copy_fraction"].append(((A * shift).sum((-2, -1)) ** 2 / (L * (A * A).sum((-2, -1)))).mean(axis=1))
+    joined = {key: np.concatenate(v) for key, v in values.items()}
+    return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(draws))) for key, v in joined.items()}
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,7 @@ class LinearPosteriorPoint:
 class LinearPosteriorTheory:
     """The posterior free energy of linear model T at sizes ``L, V`` (the convention's scales); see the module docstring."""
 
-    def __init__(self, L: int, V: int, convention=None, draws: int = 400, seed: int = 0, kernels=None,
+    def __init__(self, L: int, V: int, convention=None, draws: int = 256, seed: int = 0, kernels=None,
                  sequences: int = EVALUATION_SEQUENCES):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
