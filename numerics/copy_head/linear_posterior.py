@@ -176,18 +176,22 @@ class LinearPosteriorTheory:
         return float(t_u), float(t_v), float(np.linalg.eigvalsh([[h11, h1G], [h1G, hGG]])[0])
 
     def minimise(self, P: float) -> LinearPosteriorPoint:
-        """The global minimum of F at ``P`` (symmetric start and starts along the uniform and copy directions)."""
-        t_u, t_v, curvature = self.symmetric_point(P)
+        """The global minimum of F at ``P`` with the predicted posterior means (:meth:`point`)."""
+        return self.point(P, *self.mean_field(P))
+
+    def mean_field(self, P: float) -> tuple[float, float, float, float, float]:
+        """``(c1, cG, t_u, t_v, F)`` at the global minimum of F (symmetric start and starts along the uniform and copy directions)."""
+        t_u, t_v, _ = self.symmetric_point(P)
         best = (float(self.free_energy(0.0, 0.0, t_u, t_v, P)[0]), 0.0, 0.0, t_u, t_v)
-        starts = ([np.sqrt(self.s1), 0.0], [0.0, np.sqrt(self.sG)], [1.0, 0.1], [0.2, 0.2])
-        for c1, cG in starts if curvature < 0 or P > 0 else ():
+        starts = ([np.sqrt(self.s1), 0.0], [0.0, np.sqrt(self.sG)], [1.0, 0.1], [0.2, 0.2], [0.0, 0.5])
+        for c1, cG in starts:
             result = self._minimise(P, [c1, cG, np.log(t_u), np.log(t_v)])
             if result.fun < best[0] - 1e-9:
                 best = (float(result.fun), *map(float, result.x[:2]), *map(float, np.exp(result.x[2:])))
         F, c1, cG, t_u, t_v = best
         if c1 + self.L * cG < 0:  # the gauge m >= 0
             c1, cG = -c1, -cG
-        return self.point(P, c1, cG, t_u, t_v, F)
+        return c1, cG, t_u, t_v, F
 
     def point(self, P, c1, cG, t_u, t_v, F) -> LinearPosteriorPoint:
         """Predicted posterior means at the mean-field parameters (Monte Carlo over the law, loss in closed form)."""
@@ -217,7 +221,7 @@ class LinearPosteriorTheory:
         points = [self.minimise(P) for P in P_grid]
         record = {key: [getattr(p, key) for p in points] for key in LinearPosteriorPoint.__dataclass_fields__}
         fine = np.geomspace(P_grid[0], P_grid[-1], 120) if len(P_grid) > 1 else P_grid
-        cG_fine = np.array([self.minimise(P).cG_mean_field for P in fine]) if len(P_grid) > 1 else np.zeros(1)
+        cG_fine = np.array([self.mean_field(P)[1] for P in fine]) if len(P_grid) > 1 else np.zeros(1)
         slope = np.diff(cG_fine) / np.diff(np.log(fine)) if len(P_grid) > 1 else np.zeros(1)
         i = int(np.argmax(slope))
         onset = float(np.sqrt(fine[i] * fine[i + 1])) if len(P_grid) > 1 and 0 < i < len(slope) - 1 else None
