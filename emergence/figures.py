@@ -363,11 +363,12 @@ def posterior_figure(report: dict, ax=None):
     if predicted is not None:
         axis.plot(predicted["P"], _values(predicted["aG"]), "-", color="black", label="posterior theory (mode-weighted)")
         for start, style in (("uniform", ":"), ("copy", "--")):
-            axis.plot(predicted["P"], _values(predicted[f"aG_{start}"]), style, color="grey",
-                      label=f"posterior theory, {start} mode")
+            if f"aG_{start}" in predicted:  # softmax: two modes; linear: one minimum
+                axis.plot(predicted["P"], _values(predicted[f"aG_{start}"]), style, color="grey",
+                          label=f"posterior theory, {start} mode")
     if saddle is not None:
         L = saddle["L"]
-        aG = [None if cG is None else (cG * (L - 1) + 1) / L for cG in saddle["cG"]]
+        aG = saddle.get("aG") or [None if cG is None else (cG * (L - 1) + 1) / L for cG in saddle["cG"]]
         axis.plot(saddle["P"], _values(aG), "-", color="tab:red", alpha=0.6, label="saddle (MAP)")
     _log_x(axis)
     axis.set_xlabel("$P$ (training sequences)")

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from emergence.cli import main
@@ -83,3 +84,40 @@ def test_a_crossing_between_flagged_points_is_not_a_measured_P_star():
     assert measured["P_star"] is None and measured["P_star_unconverged"] == pytest.approx(200.0)
     results[1]["rhat_max"], results[1]["flagged"] = 1.01, False
     assert measured_posterior([100, 200, 400], results)["P_star"] == pytest.approx(200.0)
+
+
+def test_linear_command_reports_the_posterior_theory_beside_the_saddle(tmp_path):
+    arguments = [
+        "validate", "posterior", "--attention", "linear", "--L", "4", "--V", "2", "--P-grid", "8,32,128",
+        "--replicas", "2", "--coldest", "1", "--hottest", "2", "--chains", "2", "--burn-in", "10", "--draws", "4",
+        "--thin", "2", "--theory-draws", "100", "--workers", "1", "--out", str(tmp_path / "runs"),
+        "--json", str(tmp_path / "report.json"), "--plot", str(tmp_path / "plot.png"),
+    ]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    predicted = report["predicted"]
+    for key in ("aG", "copy_fraction", "coverage", "c1", "cG", "loss", "P1", "crossover", "P1_mean_field"):
+        assert key in predicted, key
+    assert "posterior" in predicted["label"] and "MAP" in report["saddle"]["label"]
+    assert set(report["agreement"]) >= {"rms_aG", "P1_ratio", "crossover_ratio", "passes"}
+    assert report["agreement"]["passes"] is False  # ten moves do not converge: flagged
+    assert (tmp_path / "plot.png").stat().st_size > 5_000
+
+
+def test_linear_agreement_needs_both_transitions_within_2x_and_converged_chains():
+    from emergence.validation.copy_task.posterior_validation import (
+        half_rise_crossing, linear_posterior_agreement, steepest_rise,
+    )
+
+    P = [10, 20, 40, 80, 160]
+    c1, cG = [0.2, 0.2, 0.6, 1.0, 1.0], [0.0, 0.0, 0.01, 0.1, 0.5]
+    assert half_rise_crossing(P, c1) == pytest.approx(40.0)  # half-way (0.6) between the floor 0.2 and 1.0
+    assert steepest_rise(P, cG) == pytest.approx(np.sqrt(80 * 160))
+    assert half_rise_crossing(P, [0.3] * 5) is None and steepest_rise(P, [0.5, 0.4, 0.3, 0.2, 0.1]) is None
+    measured = {"P": P, "aG_mean": [0.1] * 5, "rhat_max": [1.01] * 5, "P1": 40.0, "crossover": 113.0}
+    predicted = {"aG": [0.1] * 5, "P1": 30.0, "crossover": 150.0}
+    assert linear_posterior_agreement(measured, predicted)["passes"] is True
+    assert linear_posterior_agreement({**measured, "rhat_max": [1.01] * 4 + [1.3]}, predicted)["passes"] is False
+    assert linear_posterior_agreement(measured, {**predicted, "P1": 15.0})["passes"] is False  # ratio 2.7
+    assert linear_posterior_agreement(measured, {**predicted, "crossover": None})["passes"] is False
+    assert linear_posterior_agreement(measured, None)["passes"] is False

@@ -29,7 +29,9 @@ def add_arguments(parser):
     parser.add_argument("--burn-in", type=int, default=DEFAULTS["burn_in"], help="moves before measuring")
     parser.add_argument("--draws", type=int, default=DEFAULTS["draws"], help="draws per chain (>= 4)")
     parser.add_argument("--thin", type=int, default=DEFAULTS["thin"], help="moves between draws")
-    parser.add_argument("--theory-draws", type=int, default=20_000, help="Monte Carlo draws of the posterior theory")
+    parser.add_argument("--theory-draws", type=int, default=None,
+                        help="Monte Carlo draws of the posterior theory (softmax: rows, default 20000; "
+                             "linear: weight draws under the law, default 256)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
     parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
@@ -49,8 +51,8 @@ def run(args) -> int:
     from emergence.theory.errors import EmergenceError, InvalidSizeError
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.posterior_validation import (
-        measured_posterior, posterior_agreement, posterior_point_config, predicted_posterior,
-        run_posterior_point, temperature_ladder,
+        linear_posterior_agreement, measured_posterior, posterior_agreement, posterior_point_config,
+        predicted_linear_posterior, predicted_posterior, run_posterior_point, temperature_ladder,
     )
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
@@ -58,7 +60,8 @@ def run(args) -> int:
 
     if args.L < 3 or args.V < 2:
         raise InvalidSizeError(f"need --L >= 3 and --V >= 2, got L={args.L}, V={args.V}")
-    if args.chains < 2 or args.draws < 4 or args.thin < 1 or args.burn_in < 0 or args.theory_draws < 100:
+    if args.chains < 2 or args.draws < 4 or args.thin < 1 or args.burn_in < 0 or (
+            args.theory_draws is not None and args.theory_draws < 100):
         raise InvalidSizeError("need --chains >= 2 (R-hat), --draws >= 4, --thin >= 1, --burn-in >= 0, --theory-draws >= 100")
     try:
         temperature_ladder(args.replicas, args.coldest, args.hottest)
@@ -76,11 +79,14 @@ def run(args) -> int:
     predicted, prediction_note = None, None
     if args.attention == "softmax":
         try:
-            predicted = predicted_posterior(args.L, args.V, convention, grid, draws=args.theory_draws)
+            predicted = predicted_posterior(args.L, args.V, convention, grid, draws=args.theory_draws or 20_000)
         except EmergenceError as error:
             prediction_note = str(error)
     else:
-        prediction_note = "the posterior theory covers softmax model T only; linear attention is not derived yet"
+        try:
+            predicted = predicted_linear_posterior(args.L, args.V, convention, grid, draws=args.theory_draws or 256)
+        except EmergenceError as error:
+            prediction_note = str(error)
     if prediction_note:
         print(f"emergence: note: no posterior theory ({prediction_note}); reporting measurements only", file=sys.stderr)
     try:
@@ -90,7 +96,7 @@ def run(args) -> int:
     except (EmergenceError, ValueError) as error:  # ValueError: first_order's fold search on some grids
         saddle = None
         print(f"emergence: note: no saddle curves ({error})", file=sys.stderr)
-    threshold = predicted["copy_threshold"] if predicted else 0.25
+    threshold = predicted.get("copy_threshold", 0.25) if predicted else 0.25
     configs = [posterior_point_config(args.attention, args.L, args.V, P, convention, seed=args.seed,
                                       replicas=args.replicas, coldest=args.coldest, hottest=args.hottest,
                                       tempering=args.tempering, chains=args.chains, burn_in=args.burn_in,
@@ -106,7 +112,8 @@ def run(args) -> int:
         "prediction_note": prediction_note,
         "saddle": saddle,
         "measured": measured,
-        "agreement": posterior_agreement(measured, predicted),
+        "agreement": (posterior_agreement if args.attention == "softmax" else linear_posterior_agreement)(
+            measured, predicted),
         "results_folder": str(out),
         "provenance": provenance(json.loads(to_json_text(configs[0])) | {"P_grid": grid}, args.seed),
     }
@@ -129,7 +136,13 @@ def run(args) -> int:
         print(f"{P:>7} {measured['aG_mean'][i]:>7.3f}±{measured['aG_sem'][i]:<6.3f} {measured['mode_weight'][i]:>7.2f} "
               f"{measured['rhat_max'][i]:>6.2f} {measured['ess_min'][i]:>6.0f} "
               f"{swap if swap is None else round(swap, 2)!s:>5}  {theory:>12}{flag}")
-    print(f"P* measured {measured['P_star']}, posterior theory {predicted['P_star'] if predicted else None}, "
-          f"saddle (MAP) {saddle['transitions'].get('P_star') if saddle else None}; "
-          f"passes: {report['agreement']['passes']}")
+    if args.attention == "softmax":
+        print(f"P* measured {measured['P_star']}, posterior theory {predicted['P_star'] if predicted else None}, "
+              f"saddle (MAP) {saddle['transitions'].get('P_star') if saddle else None}; "
+              f"passes: {report['agreement']['passes']}")
+    else:
+        for name in ("P1", "crossover"):
+            print(f"{name} measured {measured.get(name)}, posterior theory {predicted.get(name) if predicted else None}, "
+                  f"saddle (MAP) {saddle['transitions'].get(name) if saddle else None}")
+        print(f"passes: {report['agreement']['passes']} ({report['agreement']['reason']})")
     return 0

@@ -7,7 +7,7 @@ take those.  ``sG`` is always the prior variance along the unit copy direction
 A for the linear kernels, the logit matrix G for the softmax kernels.
 
 >>> [module.name for module in kernel_modules()]
-['copy_head_scales', 'copy_head_linear', 'copy_head_softmax', 'copy_head_asymptotics']
+['copy_head_scales', 'copy_head_linear', 'copy_head_softmax', 'copy_head_asymptotics', 'copy_head_linear_posterior']
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log"), "z"
                      "lambda0": (0.1, 10.0, "log")}
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
                 "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
-                "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log")}
+                "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log"),
+                "t_u": (0.01, 10.0, "log"), "t_v": (0.01, 10.0, "log")}
 DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN, **ASYMPTOTIC_DOMAIN}
 KNOBS = (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e)
 
@@ -214,6 +215,29 @@ def asymptotics_module() -> KernelModule:
     return KernelModule("copy_head_asymptotics", "emergence.theory.copy_head.asymptotics", kernels)
 
 
+@lru_cache(maxsize=None)
+def linear_posterior_module() -> KernelModule:
+    """Posterior level, linear attention (step 8): mean-field free energy with the bulk noise, its derivatives."""
+    from emergence.theory.copy_head.linear_posterior import linear_posterior_free_energy, noise_shift
+    from emergence.theory.copy_head.posterior import t_u, t_v
+
+    F = linear_posterior_free_energy("raw")
+    arguments = (c1, cG, t_u, t_v, P, L, V, s1, sG, lam, beta)
+    kernels = (
+        _kernel("linear_posterior_free_energy", arguments,
+                (("F", F),) + tuple((f"dF_d{v.name}", sp.diff(F, v)) for v in (c1, cG, t_u, t_v)),
+                "F(c1, cG, t_u, t_v): the linear saddle action at q + Delta, r + Delta plus the entropy of the "
+                "key-token (t_u) and key-position (t_v) noise of W_QK, and its gradient."),
+        _kernel("linear_posterior_curvature", arguments,
+                (("d2F_dc1dc1", sp.diff(F, c1, 2)), ("d2F_dc1dcG", sp.diff(F, c1, cG)),
+                 ("d2F_dcGdcG", sp.diff(F, cG, 2))),
+                "Curvature of F in (c1, cG) at fixed noise (its c1 entry at c1 = cG = 0 gives the posterior P1)."),
+        _kernel("linear_posterior_noise_shift", (t_u, t_v, L, V, sG), (("Delta", noise_shift()),),
+                "Delta = 2 L**2 sG [t_u (1 + (L - 1)/V) + t_v]: the noise shift of q and r."),
+    )
+    return KernelModule("copy_head_linear_posterior", "emergence.theory.copy_head.linear_posterior", kernels)
+
+
 def kernel_modules() -> list[KernelModule]:
     """The copy-head kernel modules, in registry order."""
-    return [scales_module(), linear_module(), softmax_module(), asymptotics_module()]
+    return [scales_module(), linear_module(), softmax_module(), asymptotics_module(), linear_posterior_module()]

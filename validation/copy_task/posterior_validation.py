@@ -11,6 +11,11 @@ r"""Posterior validation: replica-exchange sweep points, the posterior theory be
   (:class:`~emergence.numerics.copy_head.posterior.PosteriorTheory`, softmax model T only) on
   the grid: both modes, the mode weights :math:`w_{\rm copy} = 1/(1 + e^{F_{\rm copy} - F_{\rm uniform}})`,
   the mode-averaged posterior means and :math:`P^*` (equal free energy).
+* :func:`predicted_linear_posterior` / :func:`linear_posterior_agreement`: linear model T
+  (:class:`~emergence.numerics.copy_head.linear_posterior.LinearPosteriorTheory`): predicted
+  posterior means, P1 (half rise of the gauge-fixed :math:`c_1`) and crossover (steepest rise
+  of :math:`c_G`) by the same estimators as the measurement, ``P1_ratio``, ``crossover_ratio``
+  (within 2x) and R-hat everywhere for ``passes``.
 * :func:`posterior_agreement`: ``rms_aG`` (measured against predicted posterior means over the
   grid), ``P_star_ratio`` (measured :math:`P^*`, where the copy-mode weight crosses 1/2 by
   log-linear interpolation, over the predicted one; ``None`` when a bracketing point has
@@ -128,6 +133,86 @@ def predicted_posterior(L: int, V: int, convention, P_grid, draws: int = 20_000)
     return record
 
 
+TRANSITION_FACTOR = 2.0
+"""Linear attention: measured P1 and crossover must lie within this factor of the posterior theory's."""
+FINE_POINTS = 40
+
+
+def half_rise_crossing(P, values) -> float | None:
+    r"""Where ``values`` first cross half-way between their smallest and largest value (log-linear interpolation).
+
+    Linear attention's gauge-fixed :math:`c_1` has a noise floor in the symmetric phase (the bulk
+    projected on J, sign fixed by :math:`m \ge 0`), so the uniform-mode onset is read off the
+    half rise above that floor; the same estimator runs on the measured grid and on the theory's
+    fine grid.  ``None`` without a rise.
+    """
+    values = np.asarray(values, dtype=float)
+    low, high = float(values.min()), float(values.max())
+    if high - low <= 0:
+        return None
+    level = 0.5 * (low + high)
+    for i in range(len(values) - 1):
+        if values[i] < level <= values[i + 1]:
+            fraction = (level - values[i]) / (values[i + 1] - values[i])
+            return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
+    return None
+
+
+def steepest_rise(P, values) -> float | None:
+    """Geometric midpoint of the interval where ``values`` rise fastest in ln P (``None`` if they never rise)."""
+    values, log_P = np.asarray(values, dtype=float), np.log(np.asarray(P, dtype=float))
+    slope = np.diff(values) / np.diff(log_P)
+    i = int(np.argmax(slope))
+    return float(np.exp(0.5 * (log_P[i] + log_P[i + 1]))) if slope[i] > 0 else None
+
+
+def predicted_linear_posterior(L: int, V: int, convention, P_grid, draws: int = 256) -> dict[str, Any]:
+    """Posterior theory of linear model T on ``P_grid``: predicted posterior means, and the transitions.
+
+    ``P1`` and ``crossover`` apply :func:`half_rise_crossing` (gauge-fixed c1) and
+    :func:`steepest_rise` (c_G) to the predicted curves on a fine grid over the same range, the
+    estimators the measurement uses; ``P1_mean_field`` and ``copy_onset_mean_field`` are the
+    mean-field transitions themselves.
+    """
+    from emergence.numerics.copy_head.linear_posterior import LinearPosteriorTheory
+
+    theory = LinearPosteriorTheory(L, V, convention, draws=draws)
+    record: dict[str, Any] = {"label": "posterior (mean-field bulk; reconstructed theory)",
+                              "P": list(map(float, P_grid))}
+    curves = theory.curves(P_grid)
+    for key in ("c1", "cG", "aG", "coverage", "copy_fraction", "loss", "c1_mean_field", "cG_mean_field", "t_u", "t_v"):
+        record[key] = curves[key]
+    fine = np.geomspace(float(min(P_grid)), float(max(P_grid)), FINE_POINTS)
+    points = [theory.minimise(P) for P in fine]
+    record["fine"] = {"P": fine.tolist(), "c1": [p.c1 for p in points], "cG": [p.cG for p in points]}
+    record["P1"] = half_rise_crossing(fine, record["fine"]["c1"])
+    record["crossover"] = steepest_rise(fine, record["fine"]["cG"])
+    record["P1_mean_field"] = curves["P1_mean_field"]
+    record["copy_onset_mean_field"] = curves["crossover"]
+    return record
+
+
+def linear_posterior_agreement(measured: dict[str, Any], predicted: dict[str, Any] | None) -> dict[str, Any]:
+    """``rms_aG``, ``P1_ratio``, ``crossover_ratio`` (measured over posterior theory) and ``passes`` (both within 2x, R-hat everywhere)."""
+    flagged = [P for P, rhat in zip(measured["P"], measured["rhat_max"]) if not rhat <= RHAT_LIMIT]
+    if predicted is None:
+        return {"rms_aG": None, "P1_ratio": None, "crossover_ratio": None, "flagged_points": flagged,
+                "passes": False, "reason": "no posterior prediction"}
+    rms = float(np.sqrt(np.mean((np.asarray(measured["aG_mean"]) - np.asarray(predicted["aG"])) ** 2)))
+    ratios, reasons = {}, []
+    for name in ("P1", "crossover"):
+        value, reference = measured.get(name), predicted.get(name)
+        ratios[name] = None if value is None or reference is None else value / reference
+        if ratios[name] is None:
+            reasons.append(f"no {name} (measured or predicted) on the grid")
+        elif not 1 / TRANSITION_FACTOR <= ratios[name] <= TRANSITION_FACTOR:
+            reasons.append(f"{name} ratio {ratios[name]:.2f} outside 2x")
+    if flagged:
+        reasons.append(f"R-hat > {RHAT_LIMIT} at P = {flagged}")
+    return {"rms_aG": rms, "P1_ratio": ratios["P1"], "crossover_ratio": ratios["crossover"],
+            "flagged_points": flagged, "passes": not reasons, "reason": "; ".join(reasons) or None}
+
+
 def _copy_threshold(record: dict[str, Any]) -> float:
     """Midpoint between the predicted uniform and copy a_G where both modes exist (largest such P)."""
     pairs = [(u, c) for u, c in zip(record["aG_uniform"], record["aG_copy"]) if abs(c - u) > 0.05]
@@ -184,4 +269,7 @@ def measured_posterior(grid, results) -> dict[str, Any]:
     converged = bool(bracket) and not any(measured["flagged"][i] for i in (bracket[0], bracket[0] + 1))
     measured["P_star"] = crossing if converged else None
     measured["P_star_unconverged"] = None if converged else crossing
+    if len(grid) > 1:
+        measured["P1"] = half_rise_crossing(grid, measured["c1_mean"])
+        measured["crossover"] = steepest_rise(grid, measured["cG_mean"])
     return measured
