@@ -5,5 +5,6 @@ Modules: :mod:`.reduced_action` (kernels -> vectorised action in search coordina
 critical exponent), :mod:`.crossover` (copy-mode onset and the literal c_G = c_1 point),
 :mod:`.first_order` (coexistence P* and spinodals), :mod:`.precise` (the same points at
 mpmath precision), :mod:`.phase_diagram` (everything at once on a P grid), :mod:`.scaling`
-(the paper's three scaling claims).  Headline numbers: ``validation/copy_head_golden.py``.
+(the paper's three scaling claims), :mod:`.posterior` and :mod:`.linear_posterior` (the
+posterior-level theory, softmax and linear model T).  Headline numbers: ``validation/copy_head_golden.py``.
 """

@@ -16,6 +16,8 @@ abstract is available).  Modules, in derivation order:
 - :mod:`.softmax`: step 5, the softmax pushforward and the reduced softmax action;
 - :mod:`.loss`: step 6, predicted losses;
 - :mod:`.posterior`: step 7, the posterior level (bulk as Gaussian logit noise; softmax model T);
+- :mod:`.linear_posterior`: step 8, the posterior level for linear attention (model T; the bulk
+  noise shifts q and r in closed form);
 - :mod:`.isotropic_bound`, :mod:`.asymptotics`: the convention-study bound and the leading P*;
 - :mod:`.steps`: the derivation as printable steps (``emergence derive copy-head``);
 - :mod:`.kernels`: the generated kernels; :mod:`.document`: the generated derivation document.
