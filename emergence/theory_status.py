@@ -74,12 +74,10 @@ def _ratio_range(ratio) -> str:
     return "—" if ratio is None else f"{_g(ratio[0], 2)}–{_g(ratio[1], 2)}"
 
 
-def _P_range(pair) -> str:
-    return f"{_g(pair[0])}–{_g(pair[1])}"
-
-
 def _softmax_jump(agreement: dict, measured: dict) -> str:
     """Where the measured softmax jump lies (bisected bracket), where it lands, and the hysteresis, in words."""
+    from emergence.validation.copy_task.analysis import quote_bracket
+
     verdict = agreement.get("transitions", {}).get("P_star", {})
     grid = agreement.get("grid") or {}
     added = (measured.get("bisection") or {}).get("added_P") or []
@@ -93,8 +91,8 @@ def _softmax_jump(agreement: dict, measured: dict) -> str:
     window = agreement.get("hysteresis")
     if window:
         two = window["measured_two_minima"]
-        parts.append(f"two minima (hysteresis) at P {_P_range(two) if two else 'nowhere'} against the predicted "
-                     f"spinodal window {_P_range(window['window'])}")
+        parts.append(f"two minima (hysteresis) at P {quote_bracket(two) if two else 'nowhere'} against the predicted "
+                     f"spinodal window {quote_bracket(window['window'])}")
     return "; ".join(parts)
 
 

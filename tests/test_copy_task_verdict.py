@@ -177,7 +177,7 @@ def test_the_status_rows_state_the_bracket_the_landing_and_the_hysteresis_and_ca
     assert "measured 818–1.12e+03" in text and "ratio 0.855–1.17" in text
     assert "the jump lands: a_G 0.034 → 0.5 measured, 0.034 → 0.5 predicted" in text
     assert "cos²(A, S) 0.04 → 0.96 measured" in text
-    assert "two minima (hysteresis) at P 1120–1120 against the predicted spinodal window 827–1512" in text
+    assert "two minima (hysteresis) at P 1.12e+03–1.12e+03 against the predicted spinodal window 827–1.51e+03" in text
     assert "8 grid points from 319 to 2871 against the required [319, 2.87e+03]" in text
     wrong = _copy_task_rows([_status_experiment(_sweep(_jump_at(900)), _theory(3 * P_STAR, [2500, 4000]))])
     assert wrong[0]["holds"] == "no" and "outside a factor 2" in wrong[0]["measured"]

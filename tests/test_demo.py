@@ -173,10 +173,11 @@ def test_the_full_demo_softmax_experiment_spans_the_prediction_bisects_and_state
                                      np.geomspace(grid[0], grid[-1], 200))
     P_star, (low, high) = theory["transitions"]["P_star"], theory["transitions"]["spinodals"]
     assert grid_coverage(grid, P_star)["spans"]
+    landing = next(aG for P, aG in zip(theory["P"], theory["aG"]) if P > P_star)  # the theory's copy head
 
     def stand_in(config, device="cpu"):
         P = config["P"]
-        aG = 0.5 if P > P_star else 1 / softmax["L"]
+        aG = landing if P > P_star else 1 / softmax["L"]
         seed = {"global_start": "copy" if aG > 0.1 else "uniform", "uniform": {"converged": True},
                 "copy": {"converged": True}}
         point = {"P": P, "per_seed": [seed], "converged_fraction": 1.0, "all_converged_fraction": 1.0,
