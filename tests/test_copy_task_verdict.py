@@ -130,6 +130,12 @@ def test_no_hysteresis_inside_the_predicted_window_fails():
     assert any("no hysteresis where predicted" in reason for reason in result["reasons"])
 
 
+def test_an_unresolved_spinodal_window_leaves_the_hysteresis_untested_and_fails():
+    result = agreement("softmax", _sweep(_jump_at(900)), _theory(window=None))
+    assert not result["passes"] and "hysteresis" not in result
+    assert any("hysteresis untested" in reason for reason in result["reasons"])
+
+
 def test_bisection_point_is_the_geometric_midpoint_in_whole_sequences():
     assert bisection_point([818, 1120]) == round(np.sqrt(818 * 1120))
     assert bisection_point([818, 819]) is None

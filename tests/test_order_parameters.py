@@ -129,3 +129,19 @@ def test_open_shift_is_cyclic_shift_without_the_corner():
     L = 5
     difference = cyclic_shift(L) - open_shift(L)
     assert difference.sum() == 1 and difference[0, L - 1] == 1
+
+
+def test_copy_fraction_is_the_squared_cosine_with_the_shift():
+    """cos²(A, S) against its definition on dense matrices (any scale, a batch, softmax rows)."""
+    import numpy as np
+
+    from emergence.numerics.order_parameters import copy_order_parameters, cyclic_shift
+
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(4, 7, 7)) * np.array([1e-200, 1.0, 1e3, 1e200])[:, None, None]
+    S = cyclic_shift(7)
+    unit = A / np.abs(A).max(axis=(1, 2))[:, None, None]
+    expected = np.einsum("bij,ij->b", unit, S) ** 2 / (np.einsum("bij,bij->b", unit, unit) * 7)  # scale-free
+    assert np.isclose(expected[1], np.sum(A[1] * S) ** 2 / (np.sum(A[1] ** 2) * np.sum(S * S)))
+    assert np.allclose(copy_order_parameters(A).copy_fraction, expected, rtol=1e-12)
+    assert float(copy_order_parameters(np.zeros((3, 3))).copy_fraction) == 0.0

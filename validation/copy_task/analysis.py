@@ -45,7 +45,8 @@ For a softmax sweep against a predicted :math:`P^*` it needs, besides,
 * the landing of the jump (:func:`jump_landing`): the measured :math:`a_G` at the first converged
   point above the measured bracket within :data:`LANDING_TOLERANCE` of the theory's :math:`a_G` just
   above its :math:`P^*` (before and after are reported with the copy fraction :math:`\cos^2(A, S)`);
-* for Adam, hysteresis inside the predicted spinodal window: some point inside it has two minima.
+* for Adam, hysteresis inside the predicted spinodal window: some point inside it has two minima
+  (a window outside the theory's grid leaves it untested, which fails).
 
 The reasons for a failure are listed (``reasons``).  The RMS difference of the order parameters over the converged grid (theory
 interpolated linearly in :math:`\ln P`) is reported alongside.  For softmax Adam sweeps, the
@@ -406,11 +407,14 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
                 failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
                                 f"(needs a_G after it within {LANDING_TOLERANCE:g})")
     window = predicted["transitions"].get("spinodals")
-    if attention == "softmax" and window and "bistable_fraction" in measured:
-        extra["hysteresis"] = hysteresis(measured, window)
-        if not extra["hysteresis"]["inside"]:
-            failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
-                            f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
+    if attention == "softmax" and "bistable_fraction" in measured and predicted["transitions"].get("P_star"):
+        if window is None:
+            failures.append("the predicted spinodal window does not lie inside the theory's grid: hysteresis untested")
+        else:
+            extra["hysteresis"] = hysteresis(measured, window)
+            if not extra["hysteresis"]["inside"]:
+                failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
+                                f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
     if measured.get("nonconverged_P"):
         failures.append("non-converged points fail the verdict (missing data)")
     if not enough:
