@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+import emergence
 from emergence.cli import main
 from emergence.commands.validate_copy_head import parse_P_grid
 from emergence.theory.errors import EmergenceError
@@ -226,3 +227,16 @@ def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
     undecided = hysteresis(measured([0, 1, 1, 0], [0.5, 1, 1, 1]), [100, 200])
     assert undecided["points"][0]["state"] == "undecided" and undecided["matches"]
     assert not hysteresis(measured([0, 0, 0, 0], [1, 0, 0, 1]), [100, 200])["matches"]
+
+
+def test_default_grid_is_what_the_verdict_asks_for():
+    """Without --P-grid, softmax trains on 8 points spanning [P*/3, 3P*] around the theory's P*; linear on the geom grid."""
+    from argparse import Namespace
+
+    from emergence.commands.validate_copy_head import DEFAULT_P_GRID, _default_grid
+    from emergence.validation.copy_task.analysis import grid_coverage
+
+    softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention=""))
+    predicted = emergence.phase_diagram("softmax", 32, 8).transitions["P_star"]
+    assert len(softmax) >= 8 and grid_coverage(softmax, predicted)["spans"]
+    assert _default_grid(Namespace(attention="linear", L=32, V=8, convention="")) == parse_P_grid(DEFAULT_P_GRID)

@@ -13,6 +13,7 @@ NAME = "copy-head"
 HELP = "train/sample copy-task models over a P grid and compare order parameters with the theory"
 
 DEFAULT_P_GRID = "geom:8:1024:8"
+"""The linear-attention grid when ``--P-grid`` is not given."""
 
 
 def add_arguments(parser):
@@ -33,8 +34,9 @@ def add_arguments(parser):
                              "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
     parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
     parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
-    parser.add_argument("--P-grid", default=DEFAULT_P_GRID, type=argument_type(_P_grid_argument),
-                        help="comma list of P, or geom:LOW:HIGH:POINTS (default %(default)s)")
+    parser.add_argument("--P-grid", default=None, type=argument_type(_P_grid_argument),
+                        help="comma list of P, or geom:LOW:HIGH:POINTS (default: softmax, 8 points spanning "
+                             f"[P*/3, 3P*] around the theory's P* at the convention; linear, {DEFAULT_P_GRID})")
     parser.add_argument("--bisect", type=integer(0), default=0,
                         help="softmax: after the grid, run this many extra points, each at the geometric midpoint "
                              "of the measured jump's bracket, to narrow the measured P* (default %(default)s)")
@@ -105,6 +107,16 @@ def _P_grid_argument(text: str) -> list[int]:
     return parse_P_grid(text, minimum_points=1)
 
 
+def _default_grid(args) -> list[int]:
+    """The grid when ``--P-grid`` is not given: around the theory's P* for softmax (what the verdict asks
+    for, :func:`emergence.copy_experiment.grid_around_prediction`), :data:`DEFAULT_P_GRID` for linear."""
+    if args.attention == "softmax":
+        from emergence.copy_experiment import grid_around_prediction
+
+        return grid_around_prediction(args.attention, args.L, args.V, args.convention)
+    return parse_P_grid(DEFAULT_P_GRID)
+
+
 def run(args) -> int:
     import sys
 
@@ -114,7 +126,7 @@ def run(args) -> int:
     from emergence.validation.copy_task.analysis import verdict_lines
 
     experiment = CopyExperiment(
-        args.attention, args.L, args.V, tuple(args.P_grid), optimizer=args.optimizer,
+        args.attention, args.L, args.V, tuple(_default_grid(args) if args.P_grid is None else args.P_grid), optimizer=args.optimizer,
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
