@@ -106,10 +106,11 @@ def _progress(total: int, description: str):
 COPY_HEAD_KEY_RESULTS = {
     "linear": [("reduction", "s1"), ("reduction", "sG"), ("reduction", "action"), ("landau", "P1"),
                ("landau", "P1_leading"), ("landau", "PG"), ("landau", "PG_leading")],
-    "softmax": [("softmax_action", "action"), ("asymptotics", "ell"), ("asymptotics", "P_star_balance"),
-                ("asymptotics", "P_star_leading")],
+    "softmax": [("softmax_action", "action"), ("readout_asymptotics", "odds"), ("readout_asymptotics", "Pi_star"),
+                ("readout_asymptotics", "P_star_leading")],
 }
-"""(step key, equation label) of the results shown: reduced actions and the P1 / crossover / P* conditions."""
+"""(step key, equation label) of the results shown: reduced actions and the P1 / crossover / P* conditions
+(softmax: the default readout scaling r = 1, where the jump lands and its leading P*)."""
 
 
 def _copy_head_derivation(attention: str) -> dict:
