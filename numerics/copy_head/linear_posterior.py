@@ -100,7 +100,6 @@ def observables_under_law(c1: float, cG: float, token_variance: float, position_
     """
     L = noise.tokens.shape[1]
     mean = c1 * np.ones((L, L)) / L + cG * cyclic_shift(L)
-    shift = cyclic_shift(L)
     values: dict[str, list[np.ndarray]] = {key: [] for key in ("c1", "cG", "aG", "coverage", "copy_fraction")}
     draws = noise.tt.shape[0]
     for start in range(0, draws, chunk):  # bounded memory: chunk x sequences x L x L per array
@@ -112,8 +111,9 @@ def observables_under_law(c1: float, cG: float, token_variance: float, position_
         values["c1"].append(sign * averaged.c1)
         values["cG"].append(sign * averaged.cG)
         values["aG"].append(sign * averaged.m / L)
-        values["coverage"].append(copy_order_parameters(A).coverage.mean(axis=1))
-        values["copy_fraction"].append(((A * shift).sum((-2, -1)) ** 2 / (L * (A * A).sum((-2, -1)))).mean(axis=1))
+        per_sequence = copy_order_parameters(A)
+        values["coverage"].append(per_sequence.coverage.mean(axis=1))
+        values["copy_fraction"].append(per_sequence.copy_fraction.mean(axis=1))
     joined = {key: np.concatenate(v) for key, v in values.items()}
     return {key: (float(v.mean()), float(v.std(ddof=1) / np.sqrt(draws))) for key, v in joined.items()}
 
