@@ -143,8 +143,12 @@ def run_copy_experiment(config: CopyExperiment):
     grid = sorted(int(P) for P in config.P)
     settings = {key: getattr(config, key) for key in
                 ("adam_steps", "adam_lr", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
-    points = [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
-                           seed=config.seed, **settings) for P in grid]
+
+    def point_at(P: int) -> dict:
+        return point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
+                            seed=config.seed, **settings)
+
+    points = [point_at(P) for P in grid]
     executor = sweep_executor(config.executor, config.workers, device)
     out = sweep_folder(config.out, "emergence-copy-head-")
     work = partial(run_copy_point, device=device)
@@ -157,9 +161,8 @@ def run_copy_experiment(config: CopyExperiment):
         P = bisection_point((measured.get("P_star") or {}).get("bracket"))
         if P is None or P in grid:
             break
-        result = run_sweep(work, [point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds,
-                                               convention, seed=config.seed, **settings)], out, executor=executor,
-                           progress=config.progress, description=f"copy-head bisection P = {P}")[0]
+        result = run_sweep(work, [point_at(P)], out, executor=executor, progress=config.progress,
+                           description=f"copy-head bisection P = {P}")[0]
         index = bisect.bisect(grid, P)
         grid.insert(index, P)
         results.insert(index, result)

@@ -396,8 +396,9 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     enough = len(kept) >= 2
     tested = any(v["status"] == "within" for v in statuses.values())
     extra: dict = {}
-    if attention == "softmax" and predicted["transitions"].get("P_star") is not None:
-        extra["grid"] = grid_coverage(measured["P"], predicted["transitions"]["P_star"])
+    predicted_P_star = predicted["transitions"].get("P_star") if attention == "softmax" else None
+    if predicted_P_star is not None:
+        extra["grid"] = grid_coverage(measured["P"], predicted_P_star)
         if not extra["grid"]["spans"]:
             failures.append(extra["grid"]["reason"])
         bracket = (measured.get("P_star") or {}).get("bracket")
@@ -406,11 +407,10 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
             if not extra["landing"]["within"]:
                 failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
                                 f"(needs a_G after it within {LANDING_TOLERANCE:g})")
-    window = predicted["transitions"].get("spinodals")
-    if attention == "softmax" and "bistable_fraction" in measured and predicted["transitions"].get("P_star"):
-        if window is None:
+        window = predicted["transitions"].get("spinodals")
+        if "bistable_fraction" in measured and window is None:  # Adam: the two starts test the hysteresis
             failures.append("the predicted spinodal window does not lie inside the theory's grid: hysteresis untested")
-        else:
+        elif "bistable_fraction" in measured:
             extra["hysteresis"] = hysteresis(measured, window)
             if not extra["hysteresis"]["inside"]:
                 failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
