@@ -96,6 +96,35 @@ def test_fast_model_T_potential_equals_the_direct_definition_on_a_shuffled_ragge
     torch.testing.assert_close(gradient, torch.autograd.grad(direct, model.logit_weights)[0])
 
 
+@pytest.mark.parametrize("attention", ["linear", "softmax"])
+@pytest.mark.parametrize("scale", [1.0, 8.0])
+def test_model_T_design_without_attention_matrices_equals_the_dense_route(attention, scale):
+    """The factored design (tables a, b indexed by the query) equals A X with A from the definition,
+    values and gradients, with logits spanning tens of units and tokens missing from sequences (L < V)."""
+    convention = CopyTaskConvention(architecture="T", attention=attention)
+    for L, V in [(6, 3), (4, 7)]:
+        batch = copy_task_batch([5, 3], L, V, seeds=[2, 9])
+        model = _random_model(2, L, V, convention, seed=5)
+        with torch.no_grad():
+            model.logit_weights.mul_(scale)
+        factored, dense = [], []
+        for group in batch.run_major_groups():
+            design = model._group_design(group)
+            for i, r in enumerate(group.runs.tolist()):
+                X, A, _ = _direct_attention(model, batch, r)
+                factored.append(design[i])
+                dense.append(A @ X)
+        for mine, reference in zip(factored, dense):
+            torch.testing.assert_close(mine, reference)
+        probes = [torch.randn(d.shape, generator=torch.Generator().manual_seed(i), dtype=torch.float64)
+                  for i, d in enumerate(dense)]
+        gradient, direct = (
+            torch.autograd.grad(sum((d * w).sum() for d, w in zip(designs, probes)), model.logit_weights)[0]
+            for designs in (factored, dense)
+        )
+        torch.testing.assert_close(gradient, direct)
+
+
 def test_statistics_route_equals_per_sequence_residuals_for_model_M():
     convention = CopyTaskConvention(architecture="M", attention="softmax")
     batch = copy_task_batch([5, 9], 6, 3, seeds=[1, 2])
