@@ -178,3 +178,28 @@ def test_discrete_minima_are_below_their_neighbours(values):
     for i in np.flatnonzero(mask):
         assert padded[i + 1] < padded[i] and padded[i + 1] <= padded[i + 2]
     assert mask.any()
+
+
+class _WallAroundTheStart(Landau):
+    """A Landau gradient and Hessian, but the action is 2 everywhere except at the start points, where it is 1:
+    every line-search trial goes uphill until it rounds to the start itself (the column cannot move)."""
+
+    def __init__(self, start):
+        super().__init__(1.0, 1.0, 1.0)
+        self.start, self.value_calls = start, 0
+
+    def value(self, y, P):
+        self.value_calls += 1
+        return np.where(y[0] == self.start[0], 1.0, 2.0)
+
+
+def test_newton_polish_stops_a_column_that_cannot_move_not_converged():
+    from emergence.numerics.copy_head.minimisation import newton_polish
+
+    start = np.array([[0.7, 1.3]])
+    action = _WallAroundTheStart(start)
+    y, converged = newton_polish(action, start.copy(), np.array([2.0, 2.0]))
+    assert not converged.any()
+    np.testing.assert_array_equal(y, start)
+    # one iteration of line search, not 200 (every later iteration would repeat it exactly)
+    assert action.value_calls <= 62

@@ -151,7 +151,10 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         finished = (size <= tolerance) | ~accepted | stalled | bad
         position = np.flatnonzero(active)
         converged[position[finished]] = (((size <= tolerance) | stalled | (size <= 1e-6)) & ~bad)[finished]
-        done[position[finished]] = True
+        # a column that did not move would repeat this iteration exactly until the iterations run out
+        # (only ``stalled`` reads the previous size), so it stops now, not converged, as it would then
+        repeats = ~finished & ~(y[:, active] != ya).any(axis=0) & ~(quadratic & (size <= 1e-7))
+        done[position[finished | repeats]] = True
         previous[position] = size
     return y, converged
 
