@@ -100,8 +100,9 @@ class _Branch:
         return self.y
 
 
-def coexistence_point_mp(action, P_star: float, lower_start, upper_start, dps: int = 50):
-    r""":math:`P^\ast` to ``dps`` digits: equal action of the branches through ``lower_start`` and ``upper_start``."""
+def coexistence_point_mp(action, P_star: float, lower_start, upper_start, dps: int = 50, relative: float = 1e-11):
+    r""":math:`P^\ast` to ``dps`` digits: equal action of the branches through ``lower_start`` and ``upper_start``,
+    bracketed from ``P_star * (1 -+ relative)`` outwards (``relative``: the estimate's expected error)."""
     ctx = context(dps)
     lower, upper = _Branch(action, lower_start, ctx), _Branch(action, upper_start, ctx)
 
@@ -109,7 +110,7 @@ def coexistence_point_mp(action, P_star: float, lower_start, upper_start, dps: i
         P = ctx.exp(log_P)
         return action.value_mp(upper(log_P), P, ctx) - action.value_mp(lower(log_P), P, ctx)
 
-    return ctx.exp(bracketed_root(ctx, difference, ctx.log(P_star), 1e-11))
+    return ctx.exp(bracketed_root(ctx, difference, ctx.log(P_star), relative))
 
 
 def copy_onset_mp(action, P_onset: float, y_start, dps: int = 50):

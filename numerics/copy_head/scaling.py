@@ -38,7 +38,7 @@ import numpy as np
 
 from emergence.numerics.asymptotics import local_exponents, scaling_check
 from emergence.numerics.copy_head.crossover import branch_point, copy_onset
-from emergence.numerics.copy_head.first_order import coexistence_point, coexisting_branches
+from emergence.numerics.copy_head.first_order import coexistence_point, coexisting_branches, jump_intervals
 from emergence.numerics.copy_head.minimisation import local_minima
 from emergence.numerics.copy_head.precise import (
     coexistence_point_mp,
@@ -253,14 +253,29 @@ def _window(law: float, low: float, high: float, points: int) -> np.ndarray:
     return np.geomspace(law * low, law * high, points)
 
 
-def _located(action, locate, law: float, coarse: int = 100, fine: int = 200):
-    """Run ``locate(minima)`` on a coarse grid over law * [1e-6, 1e6], then on a fine grid one decade around."""
+def _located(action, locate, law: float, coarse: int = 100, fine: int = 200, rough=None):
+    """``locate(minima)`` on a fine grid one decade around a first guess, and those minima.
+
+    The guess comes from every local minimum on a coarse grid over law * [1e-6, 1e6]: ``rough(minima)``
+    when given (a cheaper guess), else, or where the fine grid around it finds nothing, ``locate(minima)``.
+    """
     minima = local_minima(action, _window(law, 1e-6, 1e6, coarse))
-    rough = locate(minima)
-    if rough is None:
-        return None, None
-    minima = local_minima(action, _window(rough, 0.1, 10.0, fine))
-    return locate(minima), minima
+    for guess in ((rough,) if rough is not None else ()) + (locate,):
+        centre = guess(minima)
+        if centre is None:
+            continue
+        near = local_minima(action, _window(centre, 0.1, 10.0, fine))
+        found = locate(near)
+        if found is not None:
+            return found, near
+    return None, None
+
+
+def _first_jump_cell(action, minima) -> float | None:
+    """Geometric centre of the first grid interval, in P, among those where the global minimum changes
+    most (:func:`~emergence.numerics.copy_head.first_order.jump_intervals`, unrefined): where a jump is looked for closer."""
+    intervals = jump_intervals(action, minima, levels=0)
+    return float(np.sqrt(intervals[0][0] * intervals[0][1])) if intervals else None
 
 
 def _refined_jump(action, minima, P_star: float, dps: int):
@@ -289,7 +304,8 @@ def measure_transition(claim: Claim, L: int, V: int, convention=None, dps: int =
             raise DivergenceError(f"no second-order point within 1e-6..1e6 x law at L={L}, V={V}")
         return second_order_point_mp(action, P1, dps)
     if claim.transition == "P_star":
-        P_star, minima = _located(action, lambda m: coexistence_point(action, m), law)
+        P_star, minima = _located(action, lambda m: coexistence_point(action, m), law,
+                                  rough=lambda m: _first_jump_cell(action, m))
         if P_star is None:
             raise DivergenceError(f"no coexistence point within 1e-6..1e6 x law at L={L}, V={V}")
         return _refined_jump(action, minima, P_star, dps)
@@ -325,13 +341,15 @@ def certify_balance(claim: Claim, reference: Reference, convention, V: int, dps:
     :data:`REFERENCE_TOLERANCE` of 1.  Also the effective power of ln L at the largest size."""
     ctx = context(dps)
     Ls, ratios, transitions = [], [], []
+    expected_error = REFERENCE_TOLERANCE / 1000  # the bracket's first width; then the last size's error
     for L in sizes:
         balance, landing = reference.value(L, V, ctx), reference.landing(L, V, ctx)
         if balance is None or landing is None:
             continue
         action = reduced_action(claim.attention, L, V, convention, kernels)
         uniform, copy = [-ctx.log(ctx.mpf(L) - 1)], [ctx.log(landing / (1 - landing))]
-        P_star = coexistence_point_mp(action, float(balance), uniform, copy, dps)
+        P_star = coexistence_point_mp(action, float(balance), uniform, copy, dps, expected_error)
+        expected_error = max(float(abs(P_star / balance - 1)), 1e-14)
         Ls.append(L)
         transitions.append(P_star)
         ratios.append(P_star / balance)
