@@ -41,7 +41,7 @@ def run(quick: bool) -> list[dict]:
 
 
 def _records(quick: bool, device: str) -> list[dict]:
-    steps, repeats = (25, 2) if quick else (400, 3)
+    steps, repeats = (10, 2) if quick else (400, 3)
     size = f"L={L} V={V} P={P}, {steps} steps, {device}"
     rows = [compare(
         f"SGLD {CHAINS} chains batched vs loop",
