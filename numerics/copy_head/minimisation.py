@@ -106,7 +106,8 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
     minimum (positive-definite Hessian, step below ``1e-6``), full steps stop shrinking at a
     size below ``1e-7``: the rounding floor of an ill-conditioned action.  Close to a minimum
     full steps are taken without line search (action differences are rounding noise there).
-    A column where the action or its derivatives are not finite stops, not converged.
+    A column where the action or its derivatives are not finite stops, not converged, and so does
+    a column whose line search ended where it started (every later iteration would repeat it).
     """
     y = np.array(y, dtype=float)
     P = np.broadcast_to(np.asarray(P, dtype=float), y.shape[1:]).copy()
