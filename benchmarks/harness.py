@@ -32,12 +32,11 @@ def compare(
     engine: Callable[[], Any],
     alternative: Callable[[], Any],
     repeats: int = 5,
-    warm_up: bool = True,
     **extra: Any,
 ) -> dict[str, Any]:
     r"""Time ``engine`` and ``alternative`` alternately; ratio = alternative / engine (> 1: engine faster).
 
-    With ``warm_up`` the engine is called once before the timing: its one-time costs (Numba's
+    The engine is called once before the timing: its one-time costs (Numba's
     compilation or cache load, first use of generated kernels) are not counted.  The alternative
     is not warmed up (it compiles nothing, and a call of the literal baselines costs seconds), which
     leaves it any first-call cost of its own.
@@ -45,8 +44,7 @@ def compare(
     Returns ``{name, size, ratio_median, ratio_min, ratio_max, engine_seconds,
     alternative_seconds}`` (seconds are medians) plus any ``extra`` fields.
     """
-    if warm_up:
-        engine()
+    engine()  # warm-up, not timed
     engine_times, alternative_times = [], []
     for _ in range(repeats):
         engine_times.append(best_time(engine))

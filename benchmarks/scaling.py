@@ -11,18 +11,18 @@ derived-form comparison; fewer sizes in quick mode.  ``workdps`` keeps precision
 
 from __future__ import annotations
 
+from functools import partial
+
 from benchmarks.harness import compare
 from benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
 
 def _engine(quick):
-    from emergence.numerics.copy_head.scaling import measure_transition, scaling_report
+    from emergence.numerics.copy_head.scaling import measure_transitions, scaling_report
 
-    def measured_afresh(claim, points, convention, dps, kernels):
-        """Every size solved in the timed call: the report's own cache of transitions would make a repeat free."""
-        return [measure_transition(claim, L, V, convention, dps, kernels) for L, V in points]
-
-    return lambda: scaling_report("softmax-first-order", dps=50, fast=quick, transitions=measured_afresh)
+    # every size solved in the timed call: the report's cache of transitions would make a repeat free
+    afresh = partial(measure_transitions, remembered=False)
+    return lambda: scaling_report("softmax-first-order", dps=50, fast=quick, transitions=afresh)
 
 
 def _alternative(quick):

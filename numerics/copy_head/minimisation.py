@@ -154,7 +154,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
         converged[position[finished]] = (((size <= tolerance) | stalled | (size <= 1e-6)) & ~bad)[finished]
         # a column that did not move would repeat this iteration exactly until the iterations run out
         # (only ``stalled`` reads the previous size), so it stops now, not converged, as it would then
-        repeats = ~finished & ~(y[:, active] != ya).any(axis=0) & ~(quadratic & (size <= 1e-7))
+        repeats = ~finished & (y[:, active] == ya).all(axis=0) & ~(quadratic & (size <= 1e-7))
         done[position[finished | repeats]] = True
         previous[position] = size
     return y, converged

@@ -392,10 +392,12 @@ def _claimed_transition(claim_name: str, L: int, V: int, convention, dps: int):
     return measure_transition(CLAIMS[claim_name], L, V, convention, dps)
 
 
-def measure_transitions(claim: Claim, sizes, convention=None, dps: int = 50, kernels=None) -> list:
+def measure_transitions(claim: Claim, sizes, convention=None, dps: int = 50, kernels=None,
+                        remembered: bool = True) -> list:
     """:func:`measure_transition` at each ``(L, V)`` of ``sizes``, one after the other, in this process
-    (on the generated kernels remembered per claim name, so testing several laws reuses the data)."""
-    if kernels is not None:
+    (on the generated kernels remembered per claim name, so testing several laws reuses the data;
+    ``remembered=False`` solves every size afresh, as a benchmark must)."""
+    if kernels is not None or not remembered:
         return [measure_transition(claim, L, V, convention, dps, kernels) for L, V in sizes]
     return [_claimed_transition(claim.name, L, V, convention or default_convention(), dps) for L, V in sizes]
 
