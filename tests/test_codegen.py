@@ -80,6 +80,24 @@ def test_arrays_broadcast_and_array_api_strict_runs_plain_kernels():
     assert expected.shape == (7,)
 
 
+def test_torch_tensors_keep_their_autograd_graph_through_a_generated_kernel():
+    """A float64 tensor that requires grad goes into the kernel as it is (torch < 2.13's
+    ``asarray`` switched ``requires_grad`` off on the caller's own tensor), and the kernel's
+    gradient is the derivative: d/dx [log x e^y + log^2 x + pi sqrt x + log 2] at (x, y)."""
+    torch = pytest.importorskip("torch")
+    namespace = load(module_source(TOY_MODULES[1]))
+    x_value = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)
+    y_value = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    value = namespace["plain"](x_value, y_value, xp=torch)
+    assert x_value.requires_grad and y_value.requires_grad and value.requires_grad
+    value.backward()
+    expected = np.exp(0.3) / 1.7 + 2 * np.log(1.7) / 1.7 + np.pi / (2 * np.sqrt(1.7))
+    # a few operations on values of order one: 8 rounding units of float64
+    assert float(x_value.grad) == pytest.approx(expected, rel=8 * np.finfo(float).eps)
+    converted = namespace["_as_float64"](np.float32(2.5), np)
+    assert isinstance(converted, np.ndarray) and converted.dtype == np.float64
+
+
 def test_printer_emits_no_scalar_math_and_maps_special_functions():
     printer = ArrayModulePrinter()
     assert printer.doprint(sp.erf(x)) == "special.erf(x)"

@@ -62,6 +62,41 @@ def test_local_processes_give_the_same_results(tmp_path):
     assert [r["cube"] for r in results] == [0, 1, 8, 27]
 
 
+PARENT_STATE = {"touched": False}
+
+
+def _gradient_in_worker(config):
+    """A backward pass in the worker, and whether the worker inherited the parent's memory."""
+    import torch
+
+    x = torch.tensor(float(config["x"]), dtype=torch.float64, requires_grad=True)
+    (x**3).backward()
+    return {"gradient": float(x.grad), "inherited_parent_memory": PARENT_STATE["touched"]}
+
+
+def test_a_two_worker_sweep_after_a_backward_pass_runs_in_fresh_processes(tmp_path):
+    """A notebook trains a model (a backward pass), then sweeps on two workers.
+
+    With CUDA present, torch refuses autograd in a *forked* child of a process whose autograd
+    threads have started; this machine may have no GPU to show it, so the test checks the cause
+    directly: the workers must not inherit the parent's memory (a fork would see the flag set
+    below), and autograd must work in them.
+    """
+    import torch
+
+    weight = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    (weight**2).sum().backward()
+    assert weight.grad.tolist() == [2.0, 2.0, 2.0]  # exact by design: 2 * 1.0
+    PARENT_STATE["touched"] = True
+    try:
+        configs = [{"x": x} for x in range(1, 5)]
+        results = run_sweep(_gradient_in_worker, configs, tmp_path, executor=LocalProcessExecutor(2), progress=False)
+    finally:
+        PARENT_STATE["touched"] = False
+    assert [r["gradient"] for r in results] == [3.0 * x**2 for x in range(1, 5)]  # exact: small integers
+    assert not any(r["inherited_parent_memory"] for r in results)
+
+
 def test_run_key_is_stable_across_processes():
     assert run_key({"a": 1, "b": [1, 2]}) == "8baa73198470c7bb"
     assert run_key({"a": 1}) != run_key({"a": 2})

@@ -36,7 +36,7 @@ import sympy as sp
 from sympy.printing.numpy import SciPyPrinter
 from sympy.printing.pycode import MpmathPrinter
 
-CODEGEN_VERSION = "1"
+CODEGEN_VERSION = "2"
 """Bumped whenever the printed text changes for an unchanged expression."""
 
 Backend = Literal["xp", "numpy", "cupy"]
@@ -170,6 +170,19 @@ class MpmathContextPrinter(MpmathPrinter):
         return f"min({', '.join(self._print(a) for a in expr.args)})"
 
 
+_FLOAT64_CONVERSION = '''def _as_float64(value, xp):
+    """``value`` as a float64 array of ``xp``; a float64 array of ``xp`` is returned as it is.
+
+    Passing such an array through keeps torch's autograd graph: before torch 2.13,
+    ``torch.asarray(t, dtype=torch.float64)`` of a tensor ``t`` that requires grad returned ``t``
+    itself with ``requires_grad`` switched off (an input of another dtype is converted, and with
+    torch before 2.13 that copy is detached: differentiate in float64).
+    """
+    if isinstance(value, type(xp.asarray(0.0))) and value.dtype == xp.float64:
+        return value
+    return xp.asarray(value, dtype=xp.float64)
+'''
+
 _SPECIAL_PROLOGUE = {
     "xp": '''def _namespaces(xp):
     """The array module (NumPy unless given) and its special-function module."""
@@ -255,7 +268,7 @@ def kernel_source(kernel: Kernel, backend: Backend = "xp") -> str:
     """The source of one kernel function for ``backend`` (``xp``: the module binds it at call time)."""
     arguments = ", ".join(a.name for a in kernel.arguments)
     converted = "\n".join(
-        f"    {a.name} = xp.asarray({a.name}, dtype=xp.float64)" for a in kernel.arguments
+        f"    {a.name} = _as_float64({a.name}, xp)" for a in kernel.arguments
     )
     if backend == "xp":
         signature = f"def {kernel.name}({arguments}, *, xp=None):"
@@ -299,4 +312,7 @@ def module_source(module: KernelModule, backend: Backend = "xp") -> str:
     body = "\n\n".join(
         f"{kernel_source(k, backend)}\n\n{mpmath_twin_source(k)}" for k in module.kernels
     )
-    return f"{header}{docstring}\n{prologues[backend]}\n\n{body}\n\n__all__ = [{names}]\n"
+    return (
+        f"{header}{docstring}\n{prologues[backend]}\n\n{_FLOAT64_CONVERSION}\n\n{body}\n\n"
+        f"__all__ = [{names}]\n"
+    )

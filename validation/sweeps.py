@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache, partial
@@ -110,13 +111,22 @@ def _limit_threads() -> None:
 
 
 class LocalProcessExecutor:
-    """A pool of ``workers`` local processes (default: the CPU count), one torch thread each."""
+    """A pool of ``workers`` local processes (default: the CPU count), one torch thread each.
+
+    The workers are *spawned* (fresh interpreters), never forked: a process that has run a
+    backward pass with CUDA present holds autograd threads, and torch refuses autograd in a
+    forked child of it ("Unable to handle autograd's threading in combination with fork-based
+    multiprocessing").  ``work`` and the configurations must therefore be picklable (a module-level
+    function, or a ``functools.partial`` of one); each pool start costs one interpreter and one
+    ``import torch`` per worker (about a second).
+    """
 
     def __init__(self, workers: int | None = None):
         self.workers = max(1, workers or os.cpu_count() or 1)
 
     def map_unordered(self, work, configs):
-        pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_limit_threads)
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_limit_threads)
         finished = False
         try:
             futures = {pool.submit(work, config): index for index, config in enumerate(configs)}
