@@ -39,6 +39,19 @@ elif not os.environ.get("CI"):
     settings.load_profile("dev")
 
 
+def pytest_configure(config):
+    """The default suite computes on the CPU on every machine: CUDA is hidden from it.
+
+    Commands pick ``cuda`` when torch sees a GPU; on a GPU machine the default suite would then
+    train its tiny models there (launch-bound, and with the GPU's own rounding), so a GPU would
+    change what the suite tests.  Unless the ``gpu`` marker is selected (``pytest -m gpu``),
+    ``CUDA_VISIBLE_DEVICES`` is emptied before anything initialises CUDA (importing torch does
+    not); subprocesses inherit it.  tests/test_devices.py tests the GPU choice itself.
+    """
+    if "gpu" not in config.getoption("markexpr", "").replace("not gpu", ""):
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+
 @pytest.fixture(autouse=True)
 def reset_global_state():
     """Every test starts at mpmath's default precision, an empty SymPy cache and fixed seeds."""
