@@ -77,8 +77,10 @@ class DaskExecutor:
 
         if self.address is not None:
             return Client(self.address), None
-        # one point per worker at a time, so that a dying worker holds only the point it runs
-        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+        # one point per worker at a time, so that a dying worker holds only the point it runs; workers
+        # spawned, never forked, whatever the user's Dask configuration says (see LocalProcessExecutor)
+        with dask.config.set({"distributed.scheduler.worker-saturation": 1.0,
+                              "distributed.worker.multiprocessing-method": "spawn"}):
             cluster = LocalCluster(
                 n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
