@@ -45,7 +45,7 @@ def test_sum_rules_and_symmetry(corpus):
     assert np.abs(stats.key_query.sum(axis=1)).max() <= 1e-12 * max(_scale(stats.key_query), floor) * V
     assert abs(stats.positional.sum()) <= 1e-12 * max(_scale(stats.positional), floor) * sequences.shape[1]
     sigma = stats.interchangeability
-    assert np.array_equal(sigma, sigma.T)
+    assert np.array_equal(sigma, sigma.T)  # exact by design: symmetrised by construction ((X + X^T)/2, h_k + h_l)
     # eigenvalues carry absolute round-off of order eps V |S| |B| with |S| <= 1 (the counts / NT)
     assert np.linalg.eigvalsh(sigma).min() >= -1e-14 * V * scale
 
@@ -75,7 +75,7 @@ def test_both_ways_to_the_bigram_products_equal_the_literal_definition(monkeypat
     sequences = np.random.default_rng(sum(shape) + V).integers(0, V, size=shape)
     fast = basis_statistics(sequences, V, chunk_elements=40)
     literal = literal_basis_statistics(sequences, V)
-    assert np.array_equal(fast.interchangeability, fast.interchangeability.T)
+    assert np.array_equal(fast.interchangeability, fast.interchangeability.T)  # exact by design: symmetrised
     for key, field in FIELDS.items():
         expected = literal[key]
         difference = np.abs(getattr(fast, field) - expected).max()
@@ -116,7 +116,7 @@ def test_composed_statistic_never_needs_sigma():
     without = basis_statistics(sequences, 6, include_interchangeability=False)
     assert without.interchangeability is None
     assert np.allclose(with_sigma.composed, with_sigma.interchangeability @ with_sigma.context, rtol=1e-12, atol=0)
-    assert np.array_equal(with_sigma.key_query, without.key_query)
+    assert np.array_equal(with_sigma.key_query, without.key_query)  # exact by design: one code path, same input
 
 
 @settings(max_examples=10)
