@@ -59,6 +59,7 @@ def test_the_api_names_are_attributes_of_the_package():
 def test_phase_diagram_record_round_trips_and_matches_the_command(tmp_path):
     diagram = emergence.phase_diagram("linear", 64, 8, P=[10.0 * 1.2**k for k in range(60)])
     record = diagram.to_dict()
+    # exact by design: a JSON round trip of floats (shortest repr) and a record rebuilt from its dict are copies
     assert json.loads(diagram.to_json()) == record
     assert PhaseDiagram.from_dict(record) == diagram
     assert record["convention"]["architecture"] == "T" and record["transitions"]["P1"] is not None
@@ -92,6 +93,7 @@ def test_the_cli_and_the_demo_draw_byte_identical_figures_from_one_record(tmp_pa
     stored = json.loads(json.dumps(plots))  # as the demo's results.json holds it
     draw_plots(stored, tmp_path)
     cli, demo = (tmp_path / "cli.png").read_bytes(), (tmp_path / "demo.png").read_bytes()
+    # exact by design: one record (its floats through an exact JSON round trip) drawn by the same code
     assert cli[:8] == b"\x89PNG\r\n\x1a\n" and cli == demo
     emergence.figures.save_figure(record.plot(), tmp_path / "notebook.png")
     assert (tmp_path / "notebook.png").read_bytes() == cli
@@ -134,7 +136,7 @@ def test_cosine_figure_shows_every_layer_an_exact_match_and_undefined_epochs():
     assert any(label.startswith("exact match") for label in labels)
     assert "cosine undefined (weight still zero)" in labels
     w_o = axis.get_lines()[0].get_ydata()
-    assert w_o[0] == emergence.figures.EXACT_FLOOR  # not dropped from the log axis
+    assert w_o[0] == emergence.figures.EXACT_FLOOR  # not dropped from the log axis (exact: 1 - 1.0 = 0 -> the constant)
     clean = _cosine_record({"W_O": [[0.9, 0.8, 0.7]], "V": [[0.9, 0.8, 0.7]], "W": [[0.9, 0.8, 0.7]],
                             "P": [[0.9, 0.8, 0.7]]})
     clean_labels = clean.plot().axes[0].get_legend_handles_labels()[1]
@@ -190,7 +192,7 @@ def test_cached_copy_task_runs_are_recomputed_after_a_code_change(tmp_path, monk
     files = sorted((tmp_path / "runs").iterdir())
     stamps = [f.stat().st_mtime_ns for f in files]
     assert [json.loads(f.read_text())["code"] for f in files] == ["code-A", "code-A"]
-    assert experiment().measured == first.measured
+    assert experiment().measured == first.measured  # exact by design: read back from the stored runs (exact JSON)
     assert [f.stat().st_mtime_ns for f in files] == stamps  # same code: reused
     monkeypatch.setattr(sweeps, "source_fingerprint", lambda packages=sweeps.SCIENCE_PACKAGES: "code-B")
     experiment()
@@ -207,10 +209,12 @@ def test_copy_head_validation_is_one_record_for_the_cli_and_the_demo(tmp_path):
                  "--workers", "1", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json"),
                  "--plot", str(tmp_path / "cli.png")]) == 0
     from_cli = CopyHeadValidation.from_dict(json.loads((tmp_path / "r.json").read_text()))
+    # exact by design: the command reuses the stored runs of the same configuration (exact JSON round trip)
     assert from_cli.measured == validation.measured and from_cli.settings == validation.settings
     from emergence.demo_figures import draw_plots, plot_record
 
     draw_plots([plot_record("demo.png", "copy_task", from_cli)], tmp_path)
+    # exact by design: the same record drawn by the same code
     assert (tmp_path / "demo.png").read_bytes() == (tmp_path / "cli.png").read_bytes()
 
 

@@ -17,6 +17,21 @@ def _scale(array):
     return max(float(np.abs(array).max()), 1e-300)
 
 
+def _round_off(fast, literal, key, sequences):
+    """|fast - literal| that round-off allows where a statistic vanishes (both values are then round-off).
+
+    Each statistic sums at most n = N T (T + 1)/2 causal-pair terms of total size at most 4 (B, Phi: averages
+    of terms bounded by 1; Sigma, G: products of two such), and |fl(sum) - sum| <= n eps sum|x_i|
+    (Higham, ch. 4).  Q and Delta sum entries of G with weights totalling at most 2, so they also carry
+    twice the difference of the two G's.
+    """
+    count, width = sequences.shape
+    bound = 4 * count * (width - 1) * width // 2 * np.finfo(float).eps
+    if key in ("Q", "Delta"):
+        return 2 * np.abs(fast.composed - literal["G"]).max() + bound * _scale(literal["G"])
+    return bound
+
+
 @given(token_corpora())
 def test_sum_rules_and_symmetry(corpus):
     sequences, V = corpus
@@ -30,7 +45,7 @@ def test_sum_rules_and_symmetry(corpus):
     assert np.abs(stats.key_query.sum(axis=1)).max() <= 1e-12 * max(_scale(stats.key_query), floor) * V
     assert abs(stats.positional.sum()) <= 1e-12 * max(_scale(stats.positional), floor) * sequences.shape[1]
     sigma = stats.interchangeability
-    assert np.array_equal(sigma, sigma.T)
+    assert np.array_equal(sigma, sigma.T)  # exact by design: symmetrised by construction ((X + X^T)/2, h_k + h_l)
     # eigenvalues carry absolute round-off of order eps V |S| |B| with |S| <= 1 (the counts / NT)
     assert np.linalg.eigvalsh(sigma).min() >= -1e-14 * V * scale
 
@@ -38,6 +53,8 @@ def test_sum_rules_and_symmetry(corpus):
 @settings(max_examples=30)
 @given(token_corpora(max_vocab=9, max_length=14, max_sequences=6), st.integers(1, 400))
 @example((np.array([[0, 1, 2, 0, 1, 2, 0]]), 3), 1)
+# Phi vanishes there: both values are round-off, 1.6e-16 apart (the former floor 1e-16 was below one ulp of 1/2)
+@example((np.array([[0, 0, 0, 1, 1, 0, 1], [1, 1, 1, 0, 1, 0, 1], [0, 1, 0, 0, 1, 1, 0], [0, 1, 0, 0, 0, 0, 1]]), 2), 283)
 def test_fast_statistics_equal_the_literal_definition(corpus, chunk_elements):
     sequences, V = corpus
     fast = basis_statistics(sequences, V, chunk_elements=chunk_elements)
@@ -45,7 +62,7 @@ def test_fast_statistics_equal_the_literal_definition(corpus, chunk_elements):
     for key, field in FIELDS.items():
         expected = literal[key]
         difference = np.abs(getattr(fast, field) - expected).max()
-        assert difference <= 1e-10 * _scale(expected) or difference <= 1e-16, key
+        assert difference <= 1e-10 * _scale(expected) or difference <= _round_off(fast, literal, key, sequences), key
 
 
 @pytest.mark.parametrize("through_overlap", [True, False])
@@ -58,11 +75,11 @@ def test_both_ways_to_the_bigram_products_equal_the_literal_definition(monkeypat
     sequences = np.random.default_rng(sum(shape) + V).integers(0, V, size=shape)
     fast = basis_statistics(sequences, V, chunk_elements=40)
     literal = literal_basis_statistics(sequences, V)
-    assert np.array_equal(fast.interchangeability, fast.interchangeability.T)
+    assert np.array_equal(fast.interchangeability, fast.interchangeability.T)  # exact by design: symmetrised
     for key, field in FIELDS.items():
         expected = literal[key]
         difference = np.abs(getattr(fast, field) - expected).max()
-        assert difference <= 1e-10 * _scale(expected) or difference <= 1e-15, key
+        assert difference <= 1e-10 * _scale(expected) or difference <= _round_off(fast, literal, key, sequences), key
 
 
 def test_softmax_jacobian_tensor_matches_finite_differences():
@@ -99,7 +116,7 @@ def test_composed_statistic_never_needs_sigma():
     without = basis_statistics(sequences, 6, include_interchangeability=False)
     assert without.interchangeability is None
     assert np.allclose(with_sigma.composed, with_sigma.interchangeability @ with_sigma.context, rtol=1e-12, atol=0)
-    assert np.array_equal(with_sigma.key_query, without.key_query)
+    assert np.array_equal(with_sigma.key_query, without.key_query)  # exact by design: one code path, same input
 
 
 @settings(max_examples=10)

@@ -25,5 +25,6 @@ def test_bench_points_run_on_an_executor(monkeypatch, capsys, tmp_path):
     limits = document["hardware_limits"]["benchmarks.fake_rows"]
     (row,) = document["records"]
     assert row["size"] == "quick=True" and row["limit"] == "copy bandwidth"
+    # exact by design: the same IEEE division of the same operands (1e9 / 0.5 = 2e9 exactly)
     assert row["fraction_of_limit"] == 2e9 / limits["copy_bytes_per_second"]
     assert "fake" in capsys.readouterr().out

@@ -130,7 +130,7 @@ def test_linear_copy_onset_becomes_a_jump_at_large_L_over_V():
     law = 1024**1.5 * 4**0.5
     diagram = phase_diagram(action, np.geomspace(law / 10, law * 10, 160))
     t = diagram.transitions
-    assert t["P_star"] is not None and t["crossover"] == t["P_star"]
+    assert t["P_star"] is not None and t["crossover"] == t["P_star"]  # exact by design: the jump's crossover is P_star
     assert 1.0 < t["P_star"] / law < 1.5
     jump = int(np.searchsorted(diagram.P, t["P_star"]))
     assert diagram.c1[jump - 1] - diagram.c1[jump] > 0.1

@@ -200,6 +200,6 @@ def test_newton_polish_stops_a_column_that_cannot_move_not_converged():
     action = _WallAroundTheStart(start)
     y, converged = newton_polish(action, start.copy(), np.array([2.0, 2.0]))
     assert not converged.any()
-    np.testing.assert_array_equal(y, start)
+    np.testing.assert_array_equal(y, start)  # exact by design: a column that cannot move keeps its start (a copy)
     # one iteration of line search, not 200 (every later iteration would repeat it exactly)
     assert action.value_calls <= 62

@@ -21,9 +21,9 @@ def test_failed_write_leaves_previous_file_and_no_temporary(tmp_path):
 
 def test_npz_round_trip_and_numpy_values_in_json(tmp_path):
     path = write_npz_atomic(tmp_path / "a.npz", B=np.eye(2))
-    np.testing.assert_array_equal(np.load(path)["B"], np.eye(2))
+    np.testing.assert_array_equal(np.load(path)["B"], np.eye(2))  # exact by design: a byte round trip
     write_json_atomic(tmp_path / "b.json", {"x": np.float64(0.5), "v": np.arange(3)})
-    assert json.loads((tmp_path / "b.json").read_text()) == {"x": 0.5, "v": [0, 1, 2]}
+    assert json.loads((tmp_path / "b.json").read_text()) == {"x": 0.5, "v": [0, 1, 2]}  # exact by design: repr
 
 
 def test_provenance_records_seed_config_and_versions():

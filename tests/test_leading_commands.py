@@ -158,6 +158,7 @@ def test_statistics_in_the_file_match_a_direct_computation(tmp_path):
     corpus = load_corpus("synthetic", context_length=32, seed=5)
     stats = basis_statistics(corpus.sequences, corpus.vocabulary.size)
     with np.load(out) as data:
+        # exact by design: the command and this call run one code path on the same windows (one process)
         assert np.array_equal(data["Q"], stats.key_query) and int(data["N"]) == corpus.num_sequences
 
 

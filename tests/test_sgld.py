@@ -34,6 +34,7 @@ def test_noiseless_sgld_with_double_step_equals_sgd(eta, size, seed):
             optimiser.zero_grad()
             _quadratic_loss(w, target).backward()
             optimiser.step()
+        # exact by design: both are p.add_(grad, alpha=-eta) on equal operands (0.5 * (2 eta) and grad * 1.0 are exact)
         assert torch.equal(w_sgd, w_sgld)
 
 

@@ -37,7 +37,7 @@ def test_command_writes_the_report_and_resumes(tmp_path, capsys):
     stamps = sorted(f.stat().st_mtime_ns for f in (tmp_path / "runs").iterdir())
     capsys.readouterr()
     assert main(arguments[:-4] + ["--json", "-"]) == 0
-    assert json.loads(capsys.readouterr().out)["measured"] == measured
+    assert json.loads(capsys.readouterr().out)["measured"] == measured  # exact by design: the same stored runs
     assert sorted(f.stat().st_mtime_ns for f in (tmp_path / "runs").iterdir()) == stamps
 
 
@@ -51,6 +51,7 @@ def test_bad_input_is_a_one_line_error(extra, capsys):
 
 
 def test_ladder_contains_the_target_temperature():
+    # exact by design: T = 1 is inserted as 1.0 and ladder points within 1e-9 of it are dropped
     assert temperature_ladder(4, 0.5, 2.0).tolist().count(1.0) == 1
     assert temperature_ladder(1, 0.5, 2.0).tolist() == [1.0]
 
