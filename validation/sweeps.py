@@ -32,10 +32,7 @@ import importlib
 import json
 import multiprocessing
 import os
-import signal
-import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
@@ -128,57 +125,22 @@ class LocalProcessExecutor:
         self.workers = max(1, workers or os.cpu_count() or 1)
 
     def map_unordered(self, work, configs):
-        pool = None
+        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_limit_threads)
         finished = False
         try:
-            with sigint_deferred():  # the workers start whole: none left running outside the pool's list
-                pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                           initializer=_limit_threads)
-                futures = {pool.submit(work, config): index for index, config in enumerate(configs)}
+            futures = {pool.submit(work, config): index for index, config in enumerate(configs)}
             for future in as_completed(futures):
                 yield futures[future], future.result()
             finished = True
         finally:
-            if pool is not None and finished:
+            if finished:
                 pool.shutdown(wait=True)
-            elif pool is not None:  # interrupted or failed: stop the running workers now instead of waiting
+            else:  # interrupted or failed: stop the running workers now instead of waiting for them
                 processes = list((pool._processes or {}).values())
                 pool.shutdown(wait=False, cancel_futures=True)
                 for process in processes:
                     process.terminate()
-
-
-@contextmanager
-def sigint_deferred():
-    """Hold Ctrl-C (SIGINT) back until the block ends; it is raised as ``KeyboardInterrupt`` there.
-
-    A spawned worker takes a while to start; a ``KeyboardInterrupt`` in the middle of
-    ``ProcessPoolExecutor.submit`` could leave a worker started but not yet in the pool's list, so
-    that it is never stopped and keeps the command's output pipes open (the likely cause of a Ctrl-C
-    test that hung for 60 s under load).  The Python-level handler is swapped (it runs in the main thread whichever
-    thread the signal reaches, unlike a signal mask); off the main thread the block runs unguarded.
-
-    >>> import os, signal
-    >>> try:
-    ...     with sigint_deferred():
-    ...         os.kill(os.getpid(), signal.SIGINT)
-    ...         print("the block finishes")
-    ... except KeyboardInterrupt:
-    ...     print("then Ctrl-C is raised")
-    the block finishes
-    then Ctrl-C is raised
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if received and callable(previous):
-            previous(signal.SIGINT, None)
 
 
 def sweep_folder(out: str | os.PathLike | None, prefix: str) -> str:
