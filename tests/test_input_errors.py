@@ -185,13 +185,20 @@ def test_ctrl_c_stops_with_one_line_and_no_traceback(tmp_path):
     """SIGINT during a sweep on two worker processes: exit 130, what was kept, no worker tracebacks."""
     command = [sys.executable, "-m", "emergence", *COPY_HEAD[:-2], "--P-grid", "3000,6000", "--steps", "100000",
                "--workers", "2", "--out", str(tmp_path / "runs")]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A test runner started as a background job of a non-interactive shell (nohup, `cmd &`) hands its
+    # children SIGINT *ignored*, and the command rightly keeps that: give it the terminal's default.
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (tmp_path / "runs").exists() and time.monotonic() < deadline:  # the sweep has started
         time.sleep(0.2)
     time.sleep(2)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
     assert process.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert f"interrupted; finished steps are kept in {tmp_path / 'runs'}" in err
