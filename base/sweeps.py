@@ -36,9 +36,9 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from emergence.numerics.progress import progress as progress_bar
-from emergence.numerics.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
-from emergence.validation.runtime import torch_threads
+from emergence.base.progress import progress as progress_bar
+from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
+from emergence.base.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -15,7 +15,7 @@ import torch
 
 from benchmarks.training_sweeps import adam, sweep_runs, training_stepper
 from emergence.validation.copy_task.config import CopyTaskConvention
-from emergence.validation.runtime import torch_threads
+from emergence.base.runtime import torch_threads
 
 
 def _stepper(counts, seeds, convention):

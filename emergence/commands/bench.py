@@ -30,7 +30,7 @@ def _import_benchmarks():
     """The ``benchmarks`` package of the source checkout this engine runs from (it is not installed)."""
     from pathlib import Path
 
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     checkout = Path(__file__).resolve().parents[2]
     if not (checkout / "benchmarks" / "__init__.py").is_file():
@@ -46,11 +46,11 @@ def run(args) -> int:
     from benchmarks import BENCHMARK_MODULES
     from benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
     from benchmarks.harness import format_table
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
 
     chosen = [dotted for dotted in BENCHMARK_MODULES if not args.only or args.only in dotted]
     if not chosen:
-        from emergence.theory.errors import EmergenceError
+        from emergence.base.errors import EmergenceError
 
         raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
                              + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
@@ -62,7 +62,7 @@ def run(args) -> int:
             print(f"running {dotted} ...", file=sys.stderr)
             records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
     else:
-        from emergence.validation.executors import sweep_executor
+        from emergence.base.executors import sweep_executor
 
         executor = sweep_executor(args.executor, args.workers)
         points = [{"module": dotted, "quick": args.quick} for dotted in chosen]

@@ -22,7 +22,7 @@ from emergence.numerics.copy_head.minimisation import local_minima
 from emergence.numerics.copy_head.reduced_action import reduced_action
 from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
 from emergence.theory.copy_head.conventions import Convention
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 STUDIED_CONVENTIONS: dict[str, str] = {
     "T (default, lambda = 1/L)": "",

@@ -43,7 +43,7 @@ from scipy.optimize import brentq, minimize
 from emergence.numerics.copy_head.posterior import posterior_mean_loss
 from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
 from emergence.numerics.order_parameters import copy_order_parameters, cyclic_shift
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 EVALUATION_SEQUENCES = 128
 """Held-out sequences per measurement, as in the posterior validation."""

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from emergence.theory.errors import DivergenceError
+from emergence.base.errors import DivergenceError
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:

@@ -37,7 +37,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 
 ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
 

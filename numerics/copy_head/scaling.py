@@ -53,7 +53,7 @@ from emergence.numerics.copy_head.reduced_action import (
     reduced_action,
 )
 from emergence.numerics.copy_head.second_order import second_order_point
-from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.base.errors import DivergenceError, EmergenceError
 
 
 @dataclass(frozen=True)

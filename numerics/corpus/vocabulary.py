@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 
 OOV_POLICIES: tuple[str, ...] = ("drop", "unk")
 UNKNOWN_TOKEN = "<unk>"

@@ -22,7 +22,7 @@ Every scale the reconstruction depends on is an explicit field:
 >>> Convention.parse("b=2")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, r, beta0, d, e, normalisation, shift, targets
+emergence.base.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, r, beta0, d, e, normalisation, shift, targets
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import ClassVar
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 CHOICES = {
     "architecture": ("T", "M"),
