@@ -40,8 +40,8 @@ def test_lint_imports_passes(layout):
 @pytest.mark.parametrize(
     "module, planted, broken",
     [
-        ("emergence/numerics/io.py", "import emergence.validation.sweeps", "Layers"),
-        ("emergence/theory/errors.py", "import emergence.numerics.io", "Layers"),
+        ("emergence/numerics/io.py", "import emergence.base.sweeps", "Layers"),
+        ("emergence/theory/errors.py", "import emergence.base.io", "Layers"),
         ("emergence/validation/runtime.py", "from emergence import demo", "Layers"),
         ("emergence/numerics/backend.py", "import sympy", "No SymPy"),
         ("emergence/validation/golden.py", "from emergence.theory.copy_head import landau", "No SymPy"),
