@@ -42,8 +42,8 @@ from emergence.base.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
 
-SCIENCE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation")
-"""The packages whose code decides what a run computes (the CLI and the report do not)."""
+SCIENCE_PACKAGES = ("emergence.base", "emergence.theory", "emergence.numerics", "emergence.validation")
+"""The packages whose code decides what a run computes: the ground floor and the three layers (the CLI and the report do not)."""
 
 
 def folder_fingerprint(folders: dict[str, Path]) -> str:

@@ -20,7 +20,7 @@ from typing import Callable
 from emergence.report import Section, write_report
 from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 
-ENGINE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
+ENGINE_PACKAGES = ("emergence.base", "emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
 
 
 def code_fingerprint() -> str:
