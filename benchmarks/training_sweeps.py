@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.harness import compare
+from emergence.benchmarks.harness import compare
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
