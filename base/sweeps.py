@@ -67,7 +67,7 @@ def folder_fingerprint(folders: dict[str, Path]) -> str:
 @lru_cache(maxsize=None)
 def source_fingerprint(packages: tuple[str, ...] = SCIENCE_PACKAGES) -> str:
     """:func:`folder_fingerprint` of the named packages' folders (the engine's code fingerprint)."""
-    return folder_fingerprint({package: Path(importlib.import_module(package).__file__).resolve().parent
+    return folder_fingerprint({package: Path(importlib.import_module(package).__file__).resolve().parent  # type: ignore[arg-type]
                                for package in packages})
 
 

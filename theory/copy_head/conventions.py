@@ -28,7 +28,7 @@ emergence.base.errors.EmergenceError: unknown convention field 'b'; fields: arch
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from emergence.base.errors import EmergenceError
 
@@ -81,7 +81,7 @@ class Convention:
         ``overrides`` that are not ``None`` win over the text (e.g. ``attention=`` from a flag).
         """
         known = {f.name: f for f in fields(cls)}
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}
         for item in filter(None, (part.strip() for part in (text or "").split(","))):
             key, separator, raw = item.partition("=")
             key, raw = key.strip(), raw.strip()
