@@ -66,6 +66,8 @@ def test_no_top_level_folder_is_importable_under_its_own_name(tmp_path, generic)
 # --- every path cited in the documentation exists ---------------------------------------------------
 
 CITATION = re.compile(r"`([^`\s]+)`|\]\(([^)\s]+)\)")
+PLACEHOLDER = re.compile(r"\.\.\.|[a-z](\.py)?|<[^>]*>.*")
+"""A path component that stands for any name (``emergence/a/b.py``, ``numerics/x.py``, ``emergence/theory/...``)."""
 
 
 def tracked_files() -> list[str]:
@@ -81,13 +83,16 @@ def cited_paths(document: Path, top_level: set[str]) -> list[tuple[str, Path]]:
     A Markdown link is resolved from the document's folder; a code span is a repository path when its
     first component is a top-level entry of the repository (``theory/``, ``docs/``, ``README.md`` ...),
     so outputs (``OUT/report.md``) and material outside the repository (``../shared/``) are not paths
-    of it.  ``{a,b}`` expands; a glob must match something.
+    of it.  A path with a placeholder component (:data:`PLACEHOLDER`) is a pattern, not a path.
+    ``{a,b}`` expands; a glob must match something.
     """
     cited = []
     for match in CITATION.finditer(document.read_text(encoding="utf-8")):
         span, link = match.groups()
         written = (span or link).split("#")[0].rstrip(".,:;")
         if not written or "://" in written or written.startswith(("mailto:", "/")):
+            continue
+        if any(PLACEHOLDER.fullmatch(part) for part in written.split("/")):
             continue
         if link:
             base = document.parent
