@@ -1,13 +1,13 @@
 """Side-by-side benchmarks: the engine against the alternative a user would otherwise write.
 
 Each module in :data:`BENCHMARK_MODULES` exposes ``run(quick: bool) -> list[dict]``; every
-dict is a :func:`benchmarks.harness.compare` record.  ``emergence bench`` runs them all.
+dict is a :func:`emergence.benchmarks.harness.compare` record.  ``emergence bench`` runs them all.
 """
 
 BENCHMARK_MODULES: tuple[str, ...] = (
-    "benchmarks.basis_statistics",
-    "benchmarks.phase_diagram",
-    "benchmarks.scaling",
-    "benchmarks.training_sweeps",
-    "benchmarks.sgld",
+    "emergence.benchmarks.basis_statistics",
+    "emergence.benchmarks.phase_diagram",
+    "emergence.benchmarks.scaling",
+    "emergence.benchmarks.training_sweeps",
+    "emergence.benchmarks.sgld",
 )

@@ -1,6 +1,6 @@
 """Benchmark: O(N T^2) basis statistics against the literal T x T x T softmax-Jacobian construction.
 
-``run(quick)`` returns one :func:`benchmarks.harness.compare` record per (T, V): the ratio
+``run(quick)`` returns one :func:`emergence.benchmarks.harness.compare` record per (T, V): the ratio
 literal time / engine time (median, min, max over interleaved repeats on the same
 windows), plus the engine's throughput ``engine_tokens_per_second`` and its peak traced
 memory ``engine_peak_bytes``.  Not a test: nothing is asserted.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.harness import compare, peak_memory_bytes
+from emergence.benchmarks.harness import compare, peak_memory_bytes
 from emergence.numerics.backend import array_module, cupy_status
 from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics

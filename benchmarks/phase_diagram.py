@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.harness import compare
-from benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
+from emergence.benchmarks.harness import compare
+from emergence.benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
 L, V = 256, 16
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from benchmarks.harness import compare
-from benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
+from emergence.benchmarks.harness import compare
+from emergence.benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
 
 def _engine(quick):

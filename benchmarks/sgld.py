@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import importlib.util
 
-from benchmarks.harness import compare
-from benchmarks.training_sweeps import L, TORCH_WORK, V, run_steps, step_flops, training_stepper
+from emergence.benchmarks.harness import compare
+from emergence.benchmarks.training_sweeps import L, TORCH_WORK, V, run_steps, step_flops, training_stepper
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.samplers.sgld import SGLD
-from emergence.validation.runtime import resolve_device, torch_threads
+from emergence.base.runtime import resolve_device, torch_threads
 
 P, CHAINS = 128, 64
 

@@ -1,7 +1,7 @@
 """Where the time of a training-sweep step goes: the batched program against the loop (CPU profile).
 
-``python -m benchmarks.sweep_profile`` prints, for model T and model M (softmax, the 64 runs of
-:mod:`benchmarks.training_sweeps`, one torch thread): the seconds of one Adam step of the batched
+``python -m emergence.benchmarks.sweep_profile`` prints, for model T and model M (softmax, the 64 runs of
+:mod:`emergence.benchmarks.training_sweeps`, one torch thread): the seconds of one Adam step of the batched
 program and of the 64 separate models, the loop's fixed cost per model-step (a one-sequence model
 of the same shape: for model T almost no arithmetic, for model M the same statistics), and the
 five operators that take most of a batched step (``torch.profiler``).  Not a test.
@@ -13,13 +13,13 @@ import time
 
 import torch
 
-from benchmarks.training_sweeps import adam, sweep_runs, training_stepper
+from emergence.benchmarks.training_sweeps import adam, sweep_runs, training_stepper
 from emergence.validation.copy_task.config import CopyTaskConvention
-from emergence.validation.runtime import torch_threads
+from emergence.base.runtime import torch_threads
 
 
 def _stepper(counts, seeds, convention):
-    """:func:`~benchmarks.training_sweeps.training_stepper` with the sweeps' Adam, warmed up by one step."""
+    """:func:`~emergence.benchmarks.training_sweeps.training_stepper` with the sweeps' Adam, warmed up by one step."""
     step = training_stepper(counts, seeds, convention, adam)
     step()
     return step

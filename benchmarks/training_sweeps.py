@@ -10,18 +10,18 @@ Batching removes the loop's fixed cost per model and step (Python, operator disp
 Adam); it cannot remove arithmetic or memory traffic, and one large batched tensor loses the
 cache locality of 64 small ones.  ``benchmarks/RESULTS.md`` has the profile of both sides.  On
 a CPU one torch thread is used on both sides, as in-process sweeps do
-(:func:`emergence.validation.runtime.torch_threads`).
+(:func:`emergence.base.runtime.torch_threads`).
 """
 
 from __future__ import annotations
 
 import torch
 
-from benchmarks.harness import compare
+from emergence.benchmarks.harness import compare
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
-from emergence.validation.runtime import resolve_device, torch_threads
+from emergence.base.runtime import resolve_device, torch_threads
 
 L, V = 32, 8
 P_VALUES = (16, 24, 32, 48, 64, 96, 128, 192)

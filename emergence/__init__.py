@@ -1,11 +1,12 @@
 """emergence: a symbolic-numeric theory engine for how attention learns.
 
-The importable science lives in three layers, with imports pointing one way::
+The importable science lives in three layers on a ground floor, with imports pointing one way::
 
-    cli  ->  report  ->  validation  ->  numerics  ->  theory
+    cli  ->  report  ->  validation  ->  numerics  ->  theory  ->  base
 
 ``theory`` derives (SymPy), ``numerics`` evaluates (generated array kernels, corpus
-statistics, solvers, mpmath asymptotics), ``validation`` trains torch models.  This
+statistics, solvers, mpmath asymptotics), ``validation`` trains torch models, and ``base`` holds
+what they share (errors, atomic IO, progress, limits, sweeps, executors, runtime).  This
 package holds the Python API (:mod:`emergence.api`, its records and figures), the command
 line and the report that sit on top.
 

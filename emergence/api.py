@@ -15,7 +15,7 @@ function                       computes                                     reco
 
 The command line calls these functions and prints their records; ``import emergence`` makes
 them available as ``emergence.phase_diagram`` and so on without importing anything heavy
-until one is called.  Every function raises :class:`emergence.theory.errors.EmergenceError`
+until one is called.  Every function raises :class:`emergence.base.errors.EmergenceError`
 on invalid input, with a one-line message.  See ``docs/api.md``.
 """
 
@@ -51,7 +51,7 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
     from emergence.numerics.copy_head.phase_diagram import phase_diagram as minimise
     from emergence.numerics.copy_head.reduced_action import reduced_action
     from emergence.records import PhaseDiagram
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     if attention not in ("linear", "softmax"):
         raise EmergenceError(f"attention must be linear or softmax, got {attention!r}")
@@ -80,7 +80,7 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
     """
     from emergence.numerics.copy_head.scaling import CLAIMS, Law, derived_reference, scaling_report
     from emergence.records import ScalingVerdict
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     if claim not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim!r}; choose {', '.join(CLAIMS)}")
@@ -96,9 +96,9 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
         replaced = Law(str(expression), law_function(expression), factor)
     options: dict[str, Any] = {}
     if executor is not None:
-        from emergence.validation.executors import sweep_executor
+        from emergence.base.executors import sweep_executor
         from emergence.validation.scaling_sweep import executor_transitions
-        from emergence.validation.sweeps import sweep_folder
+        from emergence.base.sweeps import sweep_folder
 
         options["transitions"] = executor_transitions(sweep_executor(executor, workers),
                                                        sweep_folder(out, "emergence-scaling-"), progress)
@@ -119,7 +119,7 @@ def derive(theory: str, attention: str | None = None, architecture: str = "T"):
     """The derivation of ``theory`` (``"copy-head"``) for ``attention`` (default linear), step by step:
     each step's equations are SymPy objects (``record.steps[k].equations``)."""
     from emergence.records import Derivation
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     if theory not in DERIVATION_NOTES:
         raise EmergenceError(f"unknown theory {theory!r}; choose {', '.join(DERIVATION_NOTES)}")
@@ -146,10 +146,10 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
     from pathlib import Path
 
     from emergence.numerics.backend import array_module, to_numpy
-    from emergence.numerics.io import provenance
+    from emergence.base.io import provenance
     from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics, basis_statistics
     from emergence.records import BasisStatistics as BasisRecord
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
+    from emergence.base.errors import EmergenceError, InvalidSizeError
 
     if bpe_vocab is not None and tokenizer != "bpe":
         raise EmergenceError("--bpe-vocab sets the size of the BPE that --tokenizer bpe trains; add --tokenizer bpe")
@@ -211,7 +211,7 @@ def predict_weights(stats, steps: int, lr: float, layers: int):
 
     import numpy as np
 
-    from emergence.theory.errors import DivergenceError
+    from emergence.base.errors import DivergenceError
 
     V, T = len(stats.tokens), stats.T
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, in one line
@@ -238,10 +238,10 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     """Train the attention-only transformer of Definition 3.1 with SGD from zero and compare every weight
     with its leading term; ``options`` are the fields of
     :class:`emergence.validation.leading_terms.experiment.LeadingTermRun` (``device`` default: CPU)."""
-    from emergence.numerics.io import provenance
+    from emergence.base.io import provenance
     from emergence.records import LeadingTermValidation
     from emergence.validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
-    from emergence.validation.runtime import resolve_device
+    from emergence.base.runtime import resolve_device
 
     options["device"] = resolve_device(options.get("device", "cpu"))
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)

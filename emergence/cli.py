@@ -1,7 +1,7 @@
 """The ``emergence`` command line: one subcommand per module in :mod:`emergence.commands`.
 
 The CLI holds no science: each subcommand parses its arguments, calls the layer that does
-the work and prints or writes the result.  User errors (:class:`emergence.theory.errors.EmergenceError`
+the work and prints or writes the result.  User errors (:class:`emergence.base.errors.EmergenceError`
 and unwritable paths) end in one line on stderr and exit status 2; ``--traceback`` shows
 the full trace instead.  So does a command that needs an optional framework which is not
 installed: the line names the extra that installs it (:data:`OPTIONAL_EXTRAS`).
@@ -15,7 +15,7 @@ import sys
 
 from emergence import __version__
 from emergence.commands import COMMAND_MODULES, register_commands
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 OPTIONAL_EXTRAS = {"torch": "train", "matplotlib": "plot", "hypothesis": "testing"}
 """Optional framework -> the extra of ``pyproject.toml`` that installs it."""

@@ -3,7 +3,7 @@ and compare them with the copy-head theory (``emergence validate copy-head`` and
 
 :class:`CopyExperiment` is the whole configuration; :func:`run_copy_experiment` builds one
 sweep point per :math:`P` (:func:`emergence.validation.copy_task.experiment.point_config`),
-runs them resumably (:func:`emergence.validation.sweeps.run_sweep`, keyed on the
+runs them resumably (:func:`emergence.base.sweeps.run_sweep`, keyed on the
 configuration and the engine's code), reduces them to measured curves and transitions, and
 puts the theory's phase diagram on a fine grid (:math:`P_{\min}/2` to :math:`2P_{\max}`,
 200 log-spaced points, plus the measured points themselves) beside them.
@@ -64,8 +64,8 @@ class CopyExperiment:
     progress: bool = field(default=True, compare=False)
 
     def check(self) -> None:
-        """One-line :class:`~emergence.theory.errors.EmergenceError` on sizes or budgets that cannot run."""
-        from emergence.theory.errors import InvalidSizeError
+        """One-line :class:`~emergence.base.errors.EmergenceError` on sizes or budgets that cannot run."""
+        from emergence.base.errors import InvalidSizeError
 
         if self.L < 2 or self.V < 2:
             raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={self.L}, V={self.V}")
@@ -83,7 +83,7 @@ class CopyExperiment:
         """Refuse, in one line with the estimate, a sweep whose models would not fit in memory."""
         import os
 
-        from emergence.numerics.limits import check_memory, copy_sweep_bytes
+        from emergence.base.limits import check_memory, copy_sweep_bytes
 
         parallel = 1 if self.workers == 1 or self.device == "cuda" else min(self.workers or os.cpu_count() or 1, len(self.P))
         runs = self.seeds * 2 * (self.chains if self.optimizer == "sgld" else 1)
@@ -103,11 +103,11 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
     r"""``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole numbers of
     sequences, log-spaced over :math:`[P^*/3, 3P^*]` around the theory's softmax :math:`P^*` at this convention.
 
-    Fails (:class:`~emergence.theory.errors.EmergenceError`) where the theory has no jump.
+    Fails (:class:`~emergence.base.errors.EmergenceError`) where the theory has no jump.
     """
     import numpy as np
 
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
     from emergence.validation.copy_task.analysis import GRID_POINTS, grid_around
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
@@ -126,16 +126,16 @@ def run_copy_experiment(config: CopyExperiment):
     import bisect
     import json
 
-    from emergence.numerics.io import provenance, to_json_text
+    from emergence.base.io import provenance, to_json_text
     from emergence.records import CopyHeadValidation
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, bisection_point, measured_curves
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
-    from emergence.validation.runtime import resolve_device
-    from emergence.validation.executors import sweep_executor
-    from emergence.validation.sweeps import run_sweep, sweep_folder
+    from emergence.base.runtime import resolve_device
+    from emergence.base.executors import sweep_executor
+    from emergence.base.sweeps import run_sweep, sweep_folder
 
     config.check()
     device = resolve_device(config.device)

@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Callable
 
 from emergence.report import Section, write_report
-from emergence.numerics.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
+from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 
-ENGINE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
+ENGINE_PACKAGES = ("emergence.base", "emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
 
 
 def code_fingerprint() -> str:
     """SHA-256 (16 hex digits) of every Python source file of the engine (science layers, CLI and
-    report), in path order (:func:`emergence.validation.sweeps.source_fingerprint`)."""
-    from emergence.validation.sweeps import source_fingerprint
+    report), in path order (:func:`emergence.base.sweeps.source_fingerprint`)."""
+    from emergence.base.sweeps import source_fingerprint
 
     return source_fingerprint(ENGINE_PACKAGES)
 
@@ -91,7 +91,7 @@ def as_stored(data: dict) -> dict:
     """``data`` as it reads back from JSON (tuples become lists), for comparison with stored files."""
     import json
 
-    from emergence.numerics.io import to_json_text
+    from emergence.base.io import to_json_text
 
     return json.loads(to_json_text(data))
 

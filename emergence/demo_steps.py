@@ -96,7 +96,7 @@ def _cosine(value: float | None) -> str:
 
 
 def _progress(total: int, description: str):
-    from emergence.numerics.progress import progress
+    from emergence.base.progress import progress
 
     return progress(total, description)
 
@@ -574,7 +574,7 @@ def demo_steps() -> list[DemoStep]:
 def check_corpus(path: Path) -> None:
     """Fail early, in one line, on a corpus file that is missing, not UTF-8, empty or too short."""
     from emergence.numerics.corpus.documents import CorpusTooShortError, load_corpus
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     try:
         load_corpus(Path(path), context_length=LEADING_T)

@@ -83,10 +83,10 @@ def new_figure(panels: int, ax=None, *, columns: int | None = None, size: tuple[
 
 def figure_format(path: str | Path, format: str | None = None) -> str:
     """The image format of ``path`` (its suffix, default PNG); a one-line
-    :class:`~emergence.theory.errors.EmergenceError` when matplotlib cannot write it (check before long work)."""
+    :class:`~emergence.base.errors.EmergenceError` when matplotlib cannot write it (check before long work)."""
     from matplotlib.figure import Figure
 
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     format = (format or Path(path).suffix.lstrip(".") or "png").lower()
     supported = Figure().canvas.get_supported_filetypes()
@@ -98,7 +98,7 @@ def figure_format(path: str | Path, format: str | None = None) -> str:
 def save_figure(figure, path: str | Path, format: str | None = None) -> Path:
     """Write ``figure`` atomically (format from the suffix, default PNG), without a timestamp, so the
     same record gives the same bytes; return the path."""
-    from emergence.numerics.io import atomic_path
+    from emergence.base.io import atomic_path
 
     path = Path(path)
     format = figure_format(path, format)

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 
 def _json_ready(data: Any) -> Any:
-    from emergence.numerics.io import to_json_text
+    from emergence.base.io import to_json_text
 
     return json.loads(to_json_text(data))
 
@@ -49,7 +49,7 @@ class Record:
         return _json_ready({**data, **self.details})
 
     def to_json(self) -> str:
-        from emergence.numerics.io import to_json_text
+        from emergence.base.io import to_json_text
 
         return to_json_text(self.to_dict())
 
@@ -62,7 +62,7 @@ class Record:
     def plot(self, ax=None):
         """The record's figure (a new :class:`~matplotlib.figure.Figure`, or drawn into ``ax``)."""
         from emergence import figures
-        from emergence.theory.errors import EmergenceError
+        from emergence.base.errors import EmergenceError
 
         if self.figure is None:
             raise EmergenceError(f"a {type(self).__name__} has no figure; print it or use to_dict()")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from emergence.numerics.io import atomic_path, write_json_atomic
+from emergence.base.io import atomic_path, write_json_atomic
 
 
 @dataclass

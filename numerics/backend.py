@@ -20,7 +20,7 @@ array([0, 1, 2])
 >>> array_module("tensorflow")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.BackendUnavailableError: unknown array backend 'tensorflow'; choose numpy or cupy
+emergence.base.errors.BackendUnavailableError: unknown array backend 'tensorflow'; choose numpy or cupy
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from types import ModuleType
 import numpy
 from array_api_compat import array_namespace, is_cupy_array, to_device
 
-from emergence.theory.errors import BackendUnavailableError
+from emergence.base.errors import BackendUnavailableError
 
 BACKEND_NAMES: tuple[str, ...] = ("numpy", "cupy")
 

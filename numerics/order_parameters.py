@@ -45,7 +45,7 @@ from typing import Any
 import numpy
 
 from emergence.numerics.magnitude import safe_scale
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 
 def cyclic_shift(L: int, dtype=float) -> numpy.ndarray:

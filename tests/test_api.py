@@ -71,7 +71,7 @@ def test_phase_diagram_record_round_trips_and_matches_the_command(tmp_path):
 
 
 def test_bad_arguments_are_emergence_errors():
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     with pytest.raises(EmergenceError):
         emergence.phase_diagram("quadratic", 64, 8)
@@ -118,7 +118,7 @@ def test_an_unknown_figure_format_is_a_one_line_error(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert error.startswith("emergence: error: ") and "\n" not in error and "'.xyz'" in error
     from emergence.figures import figure_format
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     with pytest.raises(EmergenceError, match="cannot write a figure as .xyz"):  # the API's own check
         figure_format(tmp_path / "figure.xyz")
@@ -165,7 +165,7 @@ def test_no_module_selects_a_matplotlib_backend():
 
 
 def test_a_change_of_one_line_of_training_code_changes_the_code_fingerprint(tmp_path):
-    from emergence.validation.sweeps import folder_fingerprint
+    from emergence.base.sweeps import folder_fingerprint
 
     copy = tmp_path / "validation"
     shutil.copytree(ROOT / "validation", copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -180,7 +180,7 @@ def test_a_change_of_one_line_of_training_code_changes_the_code_fingerprint(tmp_
 
 def test_cached_copy_task_runs_are_recomputed_after_a_code_change(tmp_path, monkeypatch):
     """The demo's and the CLI's copy-task runs: reused under the same code, recomputed under another."""
-    import emergence.validation.sweeps as sweeps
+    import emergence.base.sweeps as sweeps
 
     def experiment():
         return emergence.validate_copy_head("softmax", 4, 3, P=[4, 16], seeds=1, adam_steps=20,
@@ -219,7 +219,7 @@ def test_copy_head_validation_is_one_record_for_the_cli_and_the_demo(tmp_path):
 
 
 def test_the_demo_recomputes_its_cached_copy_task_runs_after_a_code_change(tmp_path, monkeypatch):
-    import emergence.validation.sweeps as sweeps
+    import emergence.base.sweeps as sweeps
     from emergence.demo import DemoContext
     from emergence.demo_steps import _copy_task_experiment
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from emergence.numerics.backend import array_module, cupy_status, namespace_of, to_numpy
-from emergence.theory.errors import BackendUnavailableError
+from emergence.base.errors import BackendUnavailableError
 
 
 def test_numpy_is_the_default():

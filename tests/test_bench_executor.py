@@ -6,23 +6,20 @@ import types
 
 
 def test_bench_points_run_on_an_executor(monkeypatch, capsys, tmp_path):
-    from emergence.commands.bench import _import_benchmarks
+    from emergence import benchmarks  # the checkout's benchmarks (not installed by a wheel)
 
-    _import_benchmarks()  # the checkout's benchmarks package (not installed)
-    import benchmarks
-
-    fake = types.ModuleType("benchmarks.fake_rows")
+    fake = types.ModuleType("emergence.benchmarks.fake_rows")
     fake.run = lambda quick: [{"name": "fake", "size": f"quick={quick}", "ratio_median": 2.0, "ratio_min": 1.0,
                                "ratio_max": 3.0, "engine_seconds": 0.5, "alternative_seconds": 1.0,
                                "engine_bytes": 1e9}]
-    monkeypatch.setitem(sys.modules, "benchmarks.fake_rows", fake)
-    monkeypatch.setattr(benchmarks, "BENCHMARK_MODULES", ("benchmarks.fake_rows",))
+    monkeypatch.setitem(sys.modules, "emergence.benchmarks.fake_rows", fake)
+    monkeypatch.setattr(benchmarks, "BENCHMARK_MODULES", ("emergence.benchmarks.fake_rows",))
     from emergence.cli import main
 
     out = tmp_path / "bench.json"
     assert main(["bench", "--quick", "--executor", "local", "--json", str(out)]) == 0
     document = json.loads(out.read_text())
-    limits = document["hardware_limits"]["benchmarks.fake_rows"]
+    limits = document["hardware_limits"]["emergence.benchmarks.fake_rows"]
     (row,) = document["records"]
     assert row["size"] == "quick=True" and row["limit"] == "copy bandwidth"
     # exact by design: the same IEEE division of the same operands (1e9 / 0.5 = 2e9 exactly)

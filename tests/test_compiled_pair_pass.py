@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 
 from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics
-from emergence.theory.errors import BackendUnavailableError
+from emergence.base.errors import BackendUnavailableError
 from emergence.validation.strategies import token_corpora
 
 FIELDS = ("bigram", "interchangeability", "context", "composed", "key_query", "positional")
@@ -61,7 +61,7 @@ def test_engine_works_without_numba():
         "import numpy as np\n"
         "from emergence.numerics.leading_terms.basis_statistics import basis_statistics\n"
         "from emergence.numerics.leading_terms.compiled_pair_pass import compiled_pair_pass_available\n"
-        "from emergence.theory.errors import BackendUnavailableError\n"
+        "from emergence.base.errors import BackendUnavailableError\n"
         "assert not compiled_pair_pass_available()\n"
         "stats = basis_statistics(np.array([[0, 1, 0, 1], [1, 1, 0, 0]]), 2)\n"
         "assert abs(stats.key_query.sum(axis=1)).max() < 1e-15\n"

@@ -9,7 +9,7 @@ from emergence.numerics.kernels.copy_head_scales import copy_head_scales_T
 from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION, Convention
 from emergence.theory.copy_head.model import convention_scales
 from emergence.theory.copy_head.symbols import L, V
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 from emergence.validation.strategies import conventions
 
 

@@ -24,7 +24,7 @@ from emergence.theory.copy_head.order_parameters import linear_reduced_action
 from emergence.theory.copy_head.population import quadratic_form_average
 from emergence.theory.copy_head.posterior import t_u as t_u_, t_v as t_v_
 from emergence.theory.copy_head.symbols import (
-    L as L_, P as P_, V as V_, beta as beta_, c1 as c1_, cG as cG_, lam as lam_, m as m_, n as n_, q as q_, r as r_,
+    L as L_, P as P_, V as V_, beta as beta_, c1 as c1_, cG as cG_, lam as lam_,
     s1 as s1_, sG as sG_,
 )
 from emergence.validation.copy_task.config import CopyTaskConvention

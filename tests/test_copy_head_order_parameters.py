@@ -106,7 +106,7 @@ def test_effective_scales_are_diagonal_in_the_orthogonal_coordinates():
 
 def _operator_matrix(expression, L, V):
     """The derived operator on row-major vec(G): J_left -> J kron I, J_right -> I kron J."""
-    ones, identity = np.ones((L, L)), np.eye(L)
+    ones = np.ones((L, L))
     polynomial = sp.Poly(sp.expand(expression), sp.Symbol("J_left", positive=True), sp.Symbol("J_right", positive=True))
     matrix = np.zeros((L * L, L * L))
     for (left_power, right_power), coefficient in polynomial.terms():

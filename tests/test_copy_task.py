@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.base.errors import DivergenceError, EmergenceError
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch, previous_token_targets
 from emergence.validation.copy_task.models import CopyAttentionModel

@@ -9,7 +9,7 @@ from emergence.numerics.leading_terms.basis_statistics import basis_statistics, 
 from emergence.numerics.corpus.documents import build_corpus, read_documents, split_documents, token_windows
 from emergence.numerics.corpus.tokenizers import natural_tokens, whitespace_tokens
 from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN, build_vocabulary
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 from emergence.validation.strategies import text_corpora
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from emergence.theory.errors import EmergenceError
-from emergence.validation.executors import DaskExecutor, parse_executor, sweep_executor
-from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_sweep
+from emergence.base.errors import EmergenceError
+from emergence.base.executors import DaskExecutor, parse_executor, sweep_executor
+from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_sweep
 
 pytest.importorskip("distributed")
 

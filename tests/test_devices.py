@@ -12,9 +12,9 @@ import os
 import pytest
 import torch
 
-from emergence.validation.executors import sweep_executor
-from emergence.validation.runtime import resolve_device
-from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor
+from emergence.base.executors import sweep_executor
+from emergence.base.runtime import resolve_device
+from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor
 
 
 def test_the_default_suite_sees_no_gpu(request):

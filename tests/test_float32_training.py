@@ -7,7 +7,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.experiment import point_config, run_copy_point
 from emergence.validation.copy_task.models import CopyAttentionModel
-from emergence.validation.runtime import torch_threads
+from emergence.base.runtime import torch_threads
 
 
 def _potential_and_gradient(attention, dtype, P=1024, L=32, V=8):

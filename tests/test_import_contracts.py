@@ -1,62 +1,84 @@
-"""The import contracts of pyproject.toml hold (``lint-imports``), and break on a planted violation.
+"""The import contracts of pyproject.toml break on a planted violation.
 
-Contracts: cli -> report -> validation -> numerics -> theory (every module of ``emergence`` in a
-layer), and no SymPy in numerics or validation.  import-linter finds modules by walking the root
-package's folder, which in an editable install holds only ``emergence/`` (the science layers are
-mapped in from ``theory/``, ``numerics/``, ``validation/``); so it runs on a copy of the sources
-laid out as they are installed.
+Contracts: cli -> report -> validation -> numerics -> theory -> base (every module of ``emergence``
+in a layer), and no SymPy in numerics, validation or base.  That they hold is checked by running
+``lint-imports`` from the repository root (tests/test_static_tools.py).  Here the contracts of
+pyproject.toml are checked against the import graph of the checkout with one import or one module
+planted in the graph, so nothing is written into the checkout.
 """
 
-import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
+import copy
 
+import grimp
 import pytest
+from importlinter.api import read_configuration
+from importlinter.contracts.forbidden import ForbiddenContract
+from importlinter.contracts.layers import LayersContract
 
-from installed_layout import CHECKOUT, stage_installed_layout
+from package_layout import CHECKOUT
 
-
-def lint_imports(layout: Path) -> subprocess.CompletedProcess:
-    beside_python = Path(sys.executable).parent / "lint-imports"
-    command = str(beside_python) if beside_python.exists() else shutil.which("lint-imports")
-    assert command, "lint-imports is missing: install the dev extra (pip install -e '.[dev]')"
-    return subprocess.run([command, "--no-cache", "--config", str(CHECKOUT / "pyproject.toml")],
-                          cwd=layout, capture_output=True, text=True, timeout=600)
+CONFIGURATION = read_configuration(str(CHECKOUT / "pyproject.toml"))
+CONTRACT_TYPES = {"layers": LayersContract, "forbidden": ForbiddenContract}
 
 
-@pytest.fixture
-def layout(tmp_path) -> Path:
-    return stage_installed_layout(tmp_path)
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    session = CONFIGURATION["session_options"]
+    return grimp.build_graph(*session["root_packages"], cache_dir=None,
+                             include_external_packages=session["include_external_packages"] == "True",
+                             exclude_type_checking_imports=session["exclude_type_checking_imports"] == "True")
 
 
-def test_lint_imports_passes(layout):
-    result = lint_imports(layout)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken\.", result.stdout), result.stdout
+def broken_contracts(graph: grimp.ImportGraph) -> list[str]:
+    """Names of the contracts of pyproject.toml that ``graph`` breaks."""
+    broken = []
+    for options in CONFIGURATION["contracts_options"]:
+        contract = CONTRACT_TYPES[options["type"]](name=options["name"], contract_options=options,
+                                                   session_options=CONFIGURATION["session_options"])
+        if not contract.check(copy.deepcopy(graph), verbose=False).kept:
+            broken.append(contract.name)
+    return broken
+
+
+def test_every_contract_is_checked_here():
+    assert {options["type"] for options in CONFIGURATION["contracts_options"]} <= set(CONTRACT_TYPES)
+
+
+def test_the_checkout_keeps_every_contract(graph):
+    assert broken_contracts(graph) == []
 
 
 @pytest.mark.parametrize(
-    "module, planted, broken",
+    "importer, imported, broken",
     [
-        ("emergence/numerics/io.py", "import emergence.validation.sweeps", "Layers"),
-        ("emergence/theory/errors.py", "import emergence.numerics.io", "Layers"),
-        ("emergence/validation/runtime.py", "from emergence import demo", "Layers"),
-        ("emergence/numerics/backend.py", "import sympy", "No SymPy"),
-        ("emergence/validation/golden.py", "from emergence.theory.copy_head import landau", "No SymPy"),
+        ("emergence.base.io", "emergence.numerics.backend", "Layers"),
+        ("emergence.base.sweeps", "emergence.validation.golden", "Layers"),
+        ("emergence.numerics.backend", "emergence.validation.golden", "Layers"),
+        ("emergence.theory.codegen", "emergence.numerics.backend", "Layers"),
+        ("emergence.validation.golden", "emergence.demo", "Layers"),
+        ("emergence.api", "emergence.commands.check", "Layers"),
+        ("emergence.numerics.backend", "sympy", "No SymPy"),
+        ("emergence.validation.golden", "sympy", "No SymPy"),
+        ("emergence.base.errors", "sympy", "No SymPy"),
     ],
 )
-def test_a_planted_violation_breaks_its_contract(layout, module, planted, broken):
-    path = layout / module
-    path.write_text(path.read_text(encoding="utf-8") + f"\n{planted}\n", encoding="utf-8")
-    result = lint_imports(layout)
-    assert result.returncode == 1
-    assert broken in result.stdout.split("Broken contracts")[-1]
+def test_a_planted_import_breaks_its_contract(graph, importer, imported, broken):
+    planted = copy.deepcopy(graph)
+    planted.add_import(importer=importer, imported=imported)
+    (name,) = broken_contracts(planted)
+    assert name.startswith(broken)
 
 
-def test_a_module_outside_every_layer_breaks_the_layers_contract(layout):
-    (layout / "emergence" / "unplaced.py").write_text('"""A module no layer lists."""\n', encoding="utf-8")
-    result = lint_imports(layout)
-    assert result.returncode != 0
-    assert "unplaced" in result.stdout + result.stderr
+@pytest.mark.parametrize("importer", ["emergence.theory.codegen", "emergence.numerics.backend",
+                                      "emergence.validation.golden", "emergence.commands.check"])
+def test_every_layer_may_import_the_ground_floor(graph, importer):
+    planted = copy.deepcopy(graph)
+    planted.add_import(importer=importer, imported="emergence.base.limits")
+    assert broken_contracts(planted) == []
+
+
+def test_a_module_outside_every_layer_breaks_the_layers_contract(graph):
+    planted = copy.deepcopy(graph)
+    planted.add_module("emergence.unplaced")
+    (name,) = broken_contracts(planted)
+    assert name.startswith("Layers")

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from emergence.numerics.io import atomic_path, ensure_writable_directory, provenance, write_json_atomic, write_npz_atomic
-from emergence.theory.errors import EmergenceError
+from emergence.base.io import atomic_path, ensure_writable_directory, provenance, write_json_atomic, write_npz_atomic
+from emergence.base.errors import EmergenceError
 
 
 def test_failed_write_leaves_previous_file_and_no_temporary(tmp_path):

@@ -13,7 +13,7 @@ from emergence.numerics.order_parameters import (
     open_shift,
     symmetric_part,
 )
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 sizes = st.integers(min_value=2, max_value=12)
 

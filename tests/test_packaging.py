@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import emergence
-from installed_layout import CHECKOUT, SETUPTOOLS, package_folders, packages_on_disk, stage_source_tree
+from package_layout import CHECKOUT, SETUPTOOLS, installed_packages_on_disk, installed_source_files
 
 OPTIONAL_FRAMEWORKS = ("torch", "matplotlib", "hypothesis")
 
@@ -43,12 +42,12 @@ def run_python(source: str, python: str = sys.executable, cwd: Path | None = Non
 
 def test_declared_packages_are_exactly_the_folders_with_an_init():
     declared = set(SETUPTOOLS["packages"])
-    on_disk = packages_on_disk()
+    on_disk = installed_packages_on_disk()
     assert on_disk - declared == set(), "folders with __init__.py missing from [tool.setuptools] packages"
     assert declared - on_disk == set(), "declared packages without a folder and __init__.py"
 
 
-def test_theory_numerics_and_emergence_import_without_torch_matplotlib_or_hypothesis():
+def test_base_theory_numerics_and_emergence_import_without_torch_matplotlib_or_hypothesis():
     source = missing(*OPTIONAL_FRAMEWORKS) + textwrap.dedent("""\
         import importlib, pkgutil
 
@@ -56,7 +55,7 @@ def test_theory_numerics_and_emergence_import_without_torch_matplotlib_or_hypoth
             raise ImportError(f"could not import {name}")
 
         import emergence
-        for package in ("emergence.theory", "emergence.numerics"):
+        for package in ("emergence.base", "emergence.theory", "emergence.numerics"):
             root = importlib.import_module(package)
             for info in pkgutil.walk_packages(root.__path__, package + ".", onerror=fail):
                 importlib.import_module(info.name)
@@ -93,8 +92,7 @@ def test_installed_modules_are_not_scripts():
     """Developer entry points (regenerating kernels, documents, status page, baseline) live in tools/regenerate.py."""
     scripts = [
         str(path.relative_to(CHECKOUT))
-        for folder in package_folders().values()
-        for path in folder.rglob("*.py")
+        for path in installed_source_files()
         if path.name != "__main__.py" and re.search(r"""^if __name__ == ["']__main__["']""", path.read_text(encoding="utf-8"), re.M)
     ]
     assert scripts == []
@@ -105,11 +103,17 @@ def test_installed_modules_are_not_scripts():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """The project's wheel, built from a copy of the sources."""
-    source = stage_source_tree(tmp_path_factory.mktemp("source"))
+    """The project's wheel, built from the checkout (the links in ``emergence/`` are followed).
+
+    setuptools' ``build/`` and ``*.egg-info`` folders go to a temporary folder (``DIST_EXTRA_CONFIG``),
+    so that nothing is written into the checkout and no stale ``build/lib`` reaches the wheel.
+    """
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(out), str(source)], check=True, timeout=600)
+    work = tmp_path_factory.mktemp("build")
+    config = work / "setup.cfg"
+    config.write_text(f"[build]\nbuild_base = {work / 'build'}\n[egg_info]\negg_base = {work}\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(CHECKOUT)],
+                   check=True, timeout=600, env={**os.environ, "DIST_EXTRA_CONFIG": str(config)})
     (built,) = out.glob("emergence-*.whl")
     return built
 
@@ -133,7 +137,7 @@ def test_wheel_holds_only_the_emergence_namespace(wheel):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("generic", ["theory", "numerics", "validation", "benchmarks", "tools"])
+@pytest.mark.parametrize("generic", ["base", "theory", "numerics", "validation", "benchmarks", "tools"])
 def test_fresh_install_puts_no_generic_package_on_the_path(fresh_python, tmp_path, generic):
     result = run_python(f"import {generic}", python=fresh_python, cwd=tmp_path)
     assert result.returncode != 0 and "ModuleNotFoundError" in result.stderr

@@ -2,8 +2,8 @@
 
 import logging
 
-import emergence.numerics.progress as progress_module
-from emergence.numerics.progress import heartbeat, progress, progress_over
+import emergence.base.progress as progress_module
+from emergence.base.progress import heartbeat, progress, progress_over
 
 
 def test_counted_progress_logs_lines_off_a_terminal(monkeypatch, caplog):
@@ -32,7 +32,7 @@ def test_an_interrupted_loop_reports_stopped_and_a_heartbeat_reports_running(mon
 
 
 def test_log_line_estimates_the_time_left_from_the_rate_so_far():
-    from emergence.numerics.progress import LogProgress
+    from emergence.base.progress import LogProgress
 
     bar = LogProgress(4, "sweep", "run", initial=1)
     bar.started -= 20.0  # 20 s for one weighted run done in this process

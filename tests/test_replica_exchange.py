@@ -7,13 +7,11 @@ and the hot rung's T-scaled variance).  The copy-task comparison with an exact r
 tests/test_replica_exchange_copy_task.py.
 """
 
-import numpy as np
 import pytest
 import torch
 
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
 from emergence.validation.samplers.replica_exchange import ReplicaExchange, geometric_ladder
-from emergence.validation.samplers.sgld import SGLD
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -4,7 +4,7 @@ import json
 
 from emergence.numerics.copy_head.scaling import scaling_report
 from emergence.validation.scaling_sweep import executor_transitions
-from emergence.validation.sweeps import LocalProcessExecutor
+from emergence.base.sweeps import LocalProcessExecutor
 
 
 def test_sweep_of_sizes_equals_the_loop_and_resumes(tmp_path):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_key, run_sweep
+from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor, result_path, run_key, run_sweep
 
 CALLS = []
 
@@ -103,7 +103,7 @@ def test_run_key_is_stable_across_processes():
 
 
 def test_costliest_points_are_handed_out_first_and_results_keep_input_order(tmp_path):
-    from emergence.validation.sweeps import InProcessExecutor, run_sweep
+    from emergence.base.sweeps import InProcessExecutor, run_sweep
 
     started = []
 

@@ -7,7 +7,7 @@ import pytest
 import emergence
 from emergence.cli import main
 from emergence.commands.validate_copy_head import parse_P_grid
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 
 def test_command_writes_report_plot_and_resumes(tmp_path, capsys):

@@ -63,7 +63,7 @@ def derivation_files() -> dict[Path, str]:
 
 def status_files(results: dict) -> dict[Path, str]:
     """The theory status numbers and page of a demo run's ``results.json``."""
-    from emergence.numerics.io import to_json_text
+    from emergence.base.io import to_json_text
     from emergence.theory_status import render_status_page, status_numbers
 
     numbers = status_numbers(results)
@@ -79,7 +79,7 @@ def status_page_files() -> dict[Path, str]:
 
 def golden_files() -> dict[Path, str]:
     """The golden baseline with every headline number recomputed now."""
-    from emergence.numerics.io import to_json_text
+    from emergence.base.io import to_json_text
     from emergence.validation.golden import baseline_record, compare_with_baseline, headline_numbers
 
     return {GOLDEN_BASELINE: to_json_text(baseline_record(compare_with_baseline(headline_numbers())))}
@@ -105,7 +105,7 @@ def differing(files: dict[Path, str]) -> list[Path]:
 
 def write(files: dict[Path, str]) -> None:
     """Write each file atomically and name the ones that changed."""
-    from emergence.numerics.io import atomic_path
+    from emergence.base.io import atomic_path
 
     changed = set(differing(files))
     for path, text in files.items():

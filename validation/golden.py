@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from emergence.numerics.io import read_json
+from emergence.base.io import read_json
 
 BASELINE_PATH = Path(__file__).resolve().parent / "golden_baseline.json"
 

@@ -8,7 +8,7 @@ computed (every point is written atomically: a rerun resumes, a killed worker co
 points).  :func:`executor_transitions` plugs a sweep into
 :func:`~emergence.numerics.copy_head.scaling.scaling_report`.
 
->>> from emergence.validation.sweeps import InProcessExecutor
+>>> from emergence.base.sweeps import InProcessExecutor
 >>> import tempfile
 >>> from emergence.numerics.copy_head.scaling import CLAIMS
 >>> measure = executor_transitions(InProcessExecutor(), tempfile.mkdtemp(), progress=False)
@@ -25,7 +25,7 @@ import mpmath
 from emergence.numerics.copy_head.reduced_action import default_convention
 from emergence.numerics.copy_head.scaling import CLAIMS, measure_transition
 from emergence.theory.copy_head.conventions import Convention
-from emergence.validation.sweeps import run_sweep
+from emergence.base.sweeps import run_sweep
 
 
 def point_config(claim_name: str, L: int, V: int, dps: int, convention) -> dict[str, Any]:

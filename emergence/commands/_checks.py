@@ -3,7 +3,7 @@
 Each function turns the text of one option into a value or raises ``argparse.ArgumentTypeError``
 with one sentence; the CLI's parser prints it as one line (``emergence: error: argument --X: ...``)
 and exits with status 2 before any work starts.  Checks that need several options at once
-(memory estimates) run at the top of the command's ``run`` through :mod:`emergence.numerics.limits`.
+(memory estimates) run at the top of the command's ``run`` through :mod:`emergence.base.limits`.
 
 >>> integer(1)("8")
 8
@@ -36,10 +36,10 @@ def _fail(message: str):
 
 def argument_type(parse: Callable[[str], object]) -> Callable[[str], object]:
     """``parse`` as an argparse type: its one-line
-    :class:`~emergence.theory.errors.EmergenceError` becomes argparse's refusal, at parse time."""
+    :class:`~emergence.base.errors.EmergenceError` becomes argparse's refusal, at parse time."""
 
     def checked(text: str):
-        from emergence.theory.errors import EmergenceError
+        from emergence.base.errors import EmergenceError
 
         try:
             return parse(text)
@@ -160,8 +160,8 @@ def _check_writable(path: Path, text: str) -> None:
 
 
 def executor_spec(text: str) -> str:
-    """``--executor``: the text, once :func:`emergence.validation.executors.parse_executor` accepts it."""
-    from emergence.validation.executors import parse_executor
+    """``--executor``: the text, once :func:`emergence.base.executors.parse_executor` accepts it."""
+    from emergence.base.executors import parse_executor
 
     parse_executor(text)
     return text

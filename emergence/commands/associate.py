@@ -42,7 +42,7 @@ def query_token(corpus, word: str) -> str:
     under ``natural``), matched against the readable tokens with surrounding spaces ignored,
     so ``red`` finds the byte-level BPE token ``Ġred``; the most frequent match wins.
     """
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     parts = corpus.tokenizer.split(word)
     candidates = {word.strip()} | ({corpus.tokenizer.readable(parts[0]).strip()} if len(parts) == 1 else set())
@@ -62,8 +62,8 @@ def run(args) -> int:
         input_frequency,
         top_association_scores,
     )
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.errors import EmergenceError, InvalidSizeError
 
     if args.top < 1:
         raise InvalidSizeError(f"--top must be at least 1, got {args.top}")

@@ -35,8 +35,8 @@ def run(args) -> int:
 
     import numpy as np
 
-    from emergence.numerics.io import to_json_text, write_npz_atomic
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.io import to_json_text, write_npz_atomic
+    from emergence.base.errors import EmergenceError
 
     if args.save_tokenizer is not None and args.tokenizer in ("natural", "whitespace"):
         raise EmergenceError("--save-tokenizer writes a subword tokenizer; use --tokenizer bpe or a tokenizer.json")
@@ -60,7 +60,7 @@ def run(args) -> int:
         f"({basis.details['documents_used']} of {basis.details['documents_total']} documents) to {args.out}"
     )
     if args.save_tokenizer is not None:
-        from emergence.numerics.io import atomic_path
+        from emergence.base.io import atomic_path
 
         with atomic_path(args.save_tokenizer) as temporary:
             basis.corpus.tokenizer.save(temporary)

@@ -27,30 +27,28 @@ def add_arguments(parser):
 
 
 def _import_benchmarks():
-    """The ``benchmarks`` package of the source checkout this engine runs from (it is not installed)."""
-    from pathlib import Path
+    """:mod:`emergence.benchmarks` (``benchmarks/``, linked as ``emergence/benchmarks``): importable from a
+    source checkout installed in editable mode, not installed by a wheel."""
+    import importlib.util
 
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
-    checkout = Path(__file__).resolve().parents[2]
-    if not (checkout / "benchmarks" / "__init__.py").is_file():
+    if importlib.util.find_spec("emergence.benchmarks") is None:
         raise EmergenceError("emergence bench runs from a source checkout (pip install -e .): benchmarks/ is not installed")
-    if str(checkout) not in sys.path:
-        sys.path.insert(0, str(checkout))
 
 
 def run(args) -> int:
     import importlib
 
     _import_benchmarks()
-    from benchmarks import BENCHMARK_MODULES
-    from benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
-    from benchmarks.harness import format_table
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.benchmarks import BENCHMARK_MODULES
+    from emergence.benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
+    from emergence.benchmarks.harness import format_table
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
 
     chosen = [dotted for dotted in BENCHMARK_MODULES if not args.only or args.only in dotted]
     if not chosen:
-        from emergence.theory.errors import EmergenceError
+        from emergence.base.errors import EmergenceError
 
         raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
                              + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
@@ -62,7 +60,7 @@ def run(args) -> int:
             print(f"running {dotted} ...", file=sys.stderr)
             records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
     else:
-        from emergence.validation.executors import sweep_executor
+        from emergence.base.executors import sweep_executor
 
         executor = sweep_executor(args.executor, args.workers)
         points = [{"module": dotted, "quick": args.quick} for dotted in chosen]
@@ -85,7 +83,7 @@ def benchmark_point(config: dict) -> dict:
     import importlib
 
     _import_benchmarks()
-    from benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
+    from emergence.benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
 
     limits = measure_hardware_limits(quick=config["quick"])
     records = importlib.import_module(config["module"]).run(quick=config["quick"])

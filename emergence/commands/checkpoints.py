@@ -33,9 +33,9 @@ def run(args) -> int:
     import sys
 
     from emergence.numerics.corpus.documents import load_corpus
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
     from emergence.numerics.leading_terms.basis_statistics import basis_statistics
-    from emergence.theory.errors import InvalidSizeError
+    from emergence.base.errors import InvalidSizeError
     from emergence.validation.leading_terms.checkpoints import (
         compare_checkpoint,
         find_tokenizer,

@@ -31,8 +31,8 @@ def add_arguments(parser):
 
 def check_report_kind(out: Path, quick: bool, force: bool) -> None:
     """Refuse to overwrite a quick demo's report with a full one (or the reverse) unless ``force``."""
-    from emergence.numerics.io import CorruptFileError, read_json
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.io import CorruptFileError, read_json
+    from emergence.base.errors import EmergenceError
 
     results = Path(out) / "results.json"
     if force or not results.exists():
@@ -54,7 +54,7 @@ def run(args) -> int:
 
     from emergence.demo import DemoContext, run_demo
     from emergence.demo_steps import check_corpus, demo_steps
-    from emergence.numerics.progress import progress_over, write
+    from emergence.base.progress import progress_over, write
 
     check_report_kind(args.out, args.quick, args.force)
     if args.corpus is not None:

@@ -22,6 +22,6 @@ def add_arguments(parser):
 
 def run(args) -> int:
     """Reached only when no theory was named."""
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     raise EmergenceError(f"choose a theory to derive: {command_names(DERIVE_MODULES)}")

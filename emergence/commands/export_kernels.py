@@ -20,9 +20,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from emergence.numerics.io import atomic_path, ensure_writable_directory
+    from emergence.base.io import atomic_path, ensure_writable_directory
     from emergence.theory.codegen import BACKENDS
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
     from emergence.theory.kernel_registry import all_kernel_modules
     from emergence.theory.kernel_export import export_readme, exported_sources
 

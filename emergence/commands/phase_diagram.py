@@ -35,8 +35,8 @@ def run(args) -> int:
     from emergence.api import phase_diagram
     from emergence.figures import figure_format, save_figure
     from emergence.numerics.copy_head.phase_diagram import check_grid
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.numerics.progress import heartbeat
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.progress import heartbeat
 
     grid = check_grid(args.P_min, args.P_max, args.points)
     if args.plot:

@@ -30,7 +30,7 @@ def run(args) -> int:
     import numpy as np
 
     from emergence.api import predict_weights
-    from emergence.numerics.io import provenance, to_json_text, write_npz_atomic
+    from emergence.base.io import provenance, to_json_text, write_npz_atomic
 
     basis = corpus_and_statistics(args, include_interchangeability=False)
     prediction = predict_weights(basis, args.steps, args.lr, args.layers)

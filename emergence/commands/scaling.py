@@ -28,8 +28,8 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from emergence.api import scaling
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.numerics.progress import heartbeat
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.progress import heartbeat
 
     with heartbeat(f"scaling {args.claim}"):
         verdict = scaling(args.claim, law=args.law, convention=args.convention, dps=args.dps,

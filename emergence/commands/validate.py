@@ -20,6 +20,6 @@ def add_arguments(parser):
 
 def run(args) -> int:
     """Reached only when no experiment was named."""
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     raise EmergenceError(f"choose what to validate: {command_names(VALIDATE_MODULES)}")

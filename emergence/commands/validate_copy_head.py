@@ -71,7 +71,7 @@ def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
 
     import numpy as np
 
-    from emergence.theory.errors import EmergenceError
+    from emergence.base.errors import EmergenceError
 
     usage = "use 10,20,40 or geom:LOW:HIGH:POINTS"
     try:
@@ -122,7 +122,7 @@ def run(args) -> int:
 
     from emergence.copy_experiment import CopyExperiment, run_copy_experiment
     from emergence.figures import figure_format, save_figure
-    from emergence.numerics.io import to_json_text, write_json_atomic
+    from emergence.base.io import to_json_text, write_json_atomic
     from emergence.validation.copy_task.analysis import verdict_lines
 
     experiment = CopyExperiment(

@@ -58,8 +58,8 @@ def run(args) -> int:
 
     from emergence.api import validate_leading_terms
     from emergence.figures import figure_format, save_figure
-    from emergence.numerics.io import to_json_text, write_json_atomic
-    from emergence.numerics.progress import progress as progress_bar
+    from emergence.base.io import to_json_text, write_json_atomic
+    from emergence.base.progress import progress as progress_bar
 
     for path in (args.plot, args.edge_plot):
         if path is not None:

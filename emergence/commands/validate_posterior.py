@@ -47,8 +47,8 @@ def run(args) -> int:
     from functools import partial
 
     from emergence.commands.validate_copy_head import parse_P_grid
-    from emergence.numerics.io import provenance, to_json_text, write_json_atomic
-    from emergence.theory.errors import EmergenceError, InvalidSizeError
+    from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.base.errors import EmergenceError, InvalidSizeError
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.posterior_validation import (
         linear_posterior_agreement, measured_posterior, posterior_agreement, posterior_point_config,
@@ -56,7 +56,7 @@ def run(args) -> int:
     )
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-    from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
+    from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 
     if args.L < 3 or args.V < 2:
         raise InvalidSizeError(f"need --L >= 3 and --V >= 2, got L={args.L}, V={args.V}")

@@ -14,6 +14,7 @@ targets, open shift) are listed as such rather than silently skipped.
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from emergence.numerics.copy_head.minimisation import local_minima
 from emergence.numerics.copy_head.reduced_action import reduced_action
 from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
 from emergence.theory.copy_head.conventions import Convention
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 STUDIED_CONVENTIONS: dict[str, str] = {
     "T (default, lambda = 1/L)": "",
@@ -60,7 +61,8 @@ def literal_crossover_exponents(convention: Convention) -> str:
             parts.append(f"{sweep.variable}: not in range")
             continue
         sizes = [p[0] if sweep.variable == "L" else p[1] for p in points]
-        exponent = math.log(values[1] / values[0]) / math.log(sizes[1] / sizes[0])
+        first, last = cast("list[float]", values)
+        exponent = math.log(last / first) / math.log(sizes[1] / sizes[0])
         parts.append(f"{sweep.variable}^{exponent:.3f}")
     return " ".join(parts)
 
@@ -71,7 +73,7 @@ def convention_rows(conventions: dict[str, str] | None = None, *, dps: int = 30)
     for label, text in (conventions or STUDIED_CONVENTIONS).items():
         convention = Convention.parse(text)
         for claim in CLAIMS:
-            row = {"convention": label, "text": text or "(default)", "claim": claim}
+            row: dict[str, Any] = {"convention": label, "text": text or "(default)", "claim": claim}
             try:
                 report = scaling_report(claim, convention, dps=dps, fast=True)
             except EmergenceError as error:

@@ -44,11 +44,11 @@ from scipy.optimize import brentq
 from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
 
 
-def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Grid points with two or more minima: their indices and the lower/upper minima ``(k, n)``."""
     indices = np.flatnonzero(minima.count() >= 2)
-    lower = np.stack([minima.at(i)[0][:, 0] for i in indices], axis=1) if len(indices) else None
-    upper = np.stack([minima.at(i)[0][:, -1] for i in indices], axis=1) if len(indices) else None
+    lower = np.stack([minima.at(int(i))[0][:, 0] for i in indices], axis=1) if len(indices) else None
+    upper = np.stack([minima.at(int(i))[0][:, -1] for i in indices], axis=1) if len(indices) else None
     return indices, lower, upper
 
 
@@ -207,6 +207,7 @@ def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
     indices, lower, upper = coexisting_branches(minima)
     if len(indices) == 0:
         return None
+    assert lower is not None and upper is not None  # some grid point has two minima
     first = indices[0]
     last = first + np.flatnonzero(np.diff(np.r_[indices, -1]) != 1)[0]
     if first == 0 or last == len(minima.P) - 1:

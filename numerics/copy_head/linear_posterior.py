@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq, minimize
@@ -43,7 +44,7 @@ from scipy.optimize import brentq, minimize
 from emergence.numerics.copy_head.posterior import posterior_mean_loss
 from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
 from emergence.numerics.order_parameters import copy_order_parameters, cyclic_shift
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 EVALUATION_SEQUENCES = 128
 """Held-out sequences per measurement, as in the posterior validation."""
@@ -182,7 +183,7 @@ class LinearPosteriorTheory:
     def mean_field(self, P: float) -> tuple[float, float, float, float, float]:
         """``(c1, cG, t_u, t_v, F)`` at the global minimum of F (symmetric start and starts along the uniform and copy directions)."""
         t_u, t_v, _ = self.symmetric_point(P)
-        best = (float(self.free_energy(0.0, 0.0, t_u, t_v, P)[0]), 0.0, 0.0, t_u, t_v)
+        best: tuple[float, ...] = (float(self.free_energy(0.0, 0.0, t_u, t_v, P)[0]), 0.0, 0.0, t_u, t_v)
         starts = ([np.sqrt(self.s1), 0.0], [0.0, np.sqrt(self.sG)], [1.0, 0.1], [0.2, 0.2], [0.0, 0.5])
         for c1, cG in starts:
             result = self._minimise(P, [c1, cG, np.log(t_u), np.log(t_v)])
@@ -201,9 +202,9 @@ class LinearPosteriorTheory:
         q, m = c1**2 + 2 * c1 * cG + L * cG**2, c1 + L * cG
         r, n = L * (c1 + cG) ** 2, L * (c1 + cG)
         loss = posterior_mean_loss(q + shift, m, r + shift, n, P, V, self.lam, self.beta, L)
+        c1_law, cG_law, aG, coverage, copy_fraction = (observed[key][0] for key in ("c1", "cG", "aG", "coverage", "copy_fraction"))
         return LinearPosteriorPoint(float(P), float(c1), float(cG), float(t_u), float(t_v), float(F),
-                                    *(observed[key][0] for key in ("c1", "cG", "aG", "coverage", "copy_fraction")),
-                                    float(loss))
+                                    c1_law, cG_law, aG, coverage, copy_fraction, float(loss))
 
     def second_order_point(self, P_low: float, P_high: float, scan: int = 60) -> float | None:
         """Mean-field P1: the root in ln P of the smallest curvature at the symmetric point (``None`` outside the range)."""
@@ -219,7 +220,7 @@ class LinearPosteriorTheory:
         """Predicted posterior means on ``P_grid``, the mean-field P1 and the copy-mode onset (``crossover``)."""
         P_grid = np.asarray(P_grid, dtype=float)
         points = [self.minimise(P) for P in P_grid]
-        record = {key: [getattr(p, key) for p in points] for key in LinearPosteriorPoint.__dataclass_fields__}
+        record: dict[str, Any] = {key: [getattr(p, key) for p in points] for key in LinearPosteriorPoint.__dataclass_fields__}
         fine = np.geomspace(P_grid[0], P_grid[-1], 120) if len(P_grid) > 1 else P_grid
         cG_fine = np.array([self.mean_field(P)[1] for P in fine]) if len(P_grid) > 1 else np.zeros(1)
         slope = np.diff(cG_fine) / np.diff(np.log(fine)) if len(P_grid) > 1 else np.zeros(1)

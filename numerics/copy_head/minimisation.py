@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from emergence.theory.errors import DivergenceError
+from emergence.base.errors import DivergenceError
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:
@@ -143,6 +143,7 @@ def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-
                 break
             candidate = np.clip(ya + scale * step, low, high)
             S1 = _safe(action.value, candidate, Pa)
+            assert S0 is not None  # the line search runs only when some column is not quadratic
             take = ~accepted & np.isfinite(S1) & (S1 <= S0 + 1e-4 * scale * slope + 1e-13 * np.abs(S0))
             trial = np.where(take, candidate, trial)
             accepted |= take

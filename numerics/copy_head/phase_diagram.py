@@ -34,7 +34,7 @@ from emergence.numerics.copy_head.crossover import copy_onset, literal_crossover
 from emergence.numerics.copy_head.first_order import coexistence_point, spinodals
 from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima
 from emergence.numerics.copy_head.second_order import critical_exponent, second_order_point
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 
 @dataclass(frozen=True)

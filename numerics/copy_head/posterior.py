@@ -37,7 +37,7 @@ import numpy as np
 from scipy.optimize import brentq, minimize
 
 from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 MODES: tuple[str, ...] = ("uniform", "copy")
 

@@ -13,7 +13,7 @@ runs in a local context ``mpmath.mp.clone()``; the global precision is never cha
   raises the working precision for the difference quotient).
 - :func:`literal_crossover_mp`: root of :math:`c_G - c_1`.
 
-A failure to bracket within ten widenings raises :class:`~emergence.theory.errors.DivergenceError`.
+A failure to bracket within ten widenings raises :class:`~emergence.base.errors.DivergenceError`.
 
 >>> ctx = context(30)
 >>> root = bracketed_root(ctx, lambda x: x**2 - 2, 1.41421356)
@@ -26,7 +26,7 @@ from __future__ import annotations
 import mpmath
 
 from emergence.numerics.copy_head.minimisation import newton_terms
-from emergence.theory.errors import DivergenceError
+from emergence.base.errors import DivergenceError
 
 
 def context(dps: int = 50):

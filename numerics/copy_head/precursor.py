@@ -62,6 +62,6 @@ def precursor_verdict(record: dict, threshold: float = PRECURSOR_THRESHOLD) -> d
     fraction = max(shares.values()) if shares else math.nan
     holds = bool(shares) and fraction <= threshold
     reason = (f"largest share of change before the jump {fraction:.3g} "
-              f"({'≤' if holds else '>'} {threshold}) in {max(shares, key=shares.get) if shares else '—'}")
+              f"({'≤' if holds else '>'} {threshold}) in {max(shares, key=shares.__getitem__) if shares else '—'}")
     return {"fraction": fraction, "by_order_parameter": shares, "holds": holds, "threshold": threshold,
             "reason": reason}

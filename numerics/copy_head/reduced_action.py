@@ -37,7 +37,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 
 ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
 
@@ -169,7 +169,7 @@ class LinearAction:
     r"""Linear attention: :math:`S(c_1, c_G; P)` in coordinates ``y = (c1, cG)``."""
 
     attention = "linear"
-    coordinates = ("c1", "cG")
+    coordinates: tuple[str, ...] = ("c1", "cG")
 
     def __init__(self, kernels, L, V, s1, sG, lam, beta, scales_mp=None, amplitude: float = 1.0):
         self.kernels, self.L, self.V = kernels.linear, float(L), float(V)
@@ -223,7 +223,7 @@ class LinearAction:
         L, V, _, _, lam, beta = self.parameters
         return self.kernels.linear_posterior_test_loss(c1, cG, P, L, V, lam, beta)
 
-    def start_axes(self, points: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    def start_axes(self, points: int = 20) -> tuple[np.ndarray, ...]:
         """Start values of each coordinate: 0 and log-spaced magnitudes from 1e-4 to the box edges."""
         axes = []
         for low, high in self.bounds:
@@ -237,7 +237,7 @@ class SoftmaxAction:
     r"""Softmax attention: :math:`S(a_G; P)` in the coordinate :math:`u = \ln(a_G/(1-a_G))`."""
 
     attention = "softmax"
-    coordinates = ("u",)
+    coordinates: tuple[str, ...] = ("u",)
     symmetric_point = None
 
     def __init__(self, kernels, L, V, sG, lam, beta, scales_mp=None):
@@ -312,7 +312,8 @@ class SoftmaxAction:
 
     def start_axes(self, points: int = 400) -> tuple[np.ndarray]:
         """Evenly spaced ``u`` over :attr:`bounds`."""
-        return (np.linspace(*self.bounds[0], points),)
+        low, high = self.bounds[0]
+        return (np.linspace(low, high, points),)
 
 
 def reduced_action(attention: str, L, V, convention=None, kernels=None) -> ReducedAction:
@@ -335,5 +336,7 @@ def reduced_action(attention: str, L, V, convention=None, kernels=None) -> Reduc
     if attention == "linear":
         # A = G / L**k is L**(1 - k) times the A = G/L attention: the search box scales with it.
         amplitude = float(L) ** (1 - convention.attention_normalisation_exponent)
-        return LinearAction(kernels, L, V, *scales, scales_mp=scales_mp, amplitude=amplitude)
-    return SoftmaxAction(kernels, L, V, *scales, scales_mp=scales_mp)
+        s1, sG, lam, beta = scales
+        return LinearAction(kernels, L, V, s1, sG, lam, beta, scales_mp=scales_mp, amplitude=amplitude)
+    sG, lam, beta = scales
+    return SoftmaxAction(kernels, L, V, sG, lam, beta, scales_mp=scales_mp)

@@ -53,7 +53,7 @@ from emergence.numerics.copy_head.reduced_action import (
     reduced_action,
 )
 from emergence.numerics.copy_head.second_order import second_order_point
-from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.base.errors import DivergenceError, EmergenceError
 
 
 @dataclass(frozen=True)
@@ -219,6 +219,7 @@ def derived_reference(claim: str, convention) -> Reference | None:
     matched = convention.attention_normalisation_exponent == 1 - convention.r / 2  # lam*s as for A = G/L, lam = 1
     if claim == "linear-second-order" and convention.beta0 == 1 and matched:
         closed = kernel_reference(claim, convention, kernels)
+        assert closed is not None  # the linear claims have a kernel reference
         law_constant = (float(asymptotics.linear_P1_law_constant(convention.sigma_G2, convention.sigma_W2))
                         if convention.c == 0 else None)
         return Reference(closed.form, closed.value, True, law_constant)
@@ -283,6 +284,7 @@ def _refined_jump(action, minima, P_star: float, dps: int):
     indices, lower, upper = coexisting_branches(minima)
     if len(indices) == 0:
         return P_star
+    assert lower is not None and upper is not None  # some grid point has two minima
     j = int(np.argmin(np.abs(np.log(minima.P[indices] / P_star))))
     return coexistence_point_mp(action, P_star, branch_point(action, lower[:, j], P_star),
                                 branch_point(action, upper[:, j], P_star), dps)
@@ -340,6 +342,7 @@ def certify_balance(claim: Claim, reference: Reference, convention, V: int, dps:
     balance and its landing) divided by the balance; ``consistent`` when every ratio is within
     :data:`REFERENCE_TOLERANCE` of 1.  Also the effective power of ln L at the largest size."""
     ctx = context(dps)
+    assert reference.landing is not None  # certifiable: a reference with a landing
     Ls, ratios, transitions = [], [], []
     expected_error = REFERENCE_TOLERANCE / 1000  # the bracket's first width; then the last size's error
     for L in sizes:
@@ -381,7 +384,7 @@ def asymptotic_residual(claim: Claim, reference: Reference, V: int, ctx,
     if any(r is None or not r > 0 for r in ratios):
         return {"log_L": list(logs), "ratio": None, "kappa": None, "consistent": False}
     kappa = (ctx.log(ratios[-1]) - ctx.log(ratios[0])) / (ctx.log(logs[-1]) - ctx.log(logs[0]))
-    return {"log_L": list(logs), "ratio": [float(r) for r in ratios], "kappa": float(kappa),
+    return {"log_L": list(logs), "ratio": [float(r) for r in ratios if r is not None], "kappa": float(kappa),
             "tolerance": ASYMPTOTIC_TOLERANCE, "consistent": bool(abs(kappa) <= ASYMPTOTIC_TOLERANCE)}
 
 
@@ -465,7 +468,7 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
             fit["fitted_over_derived"] = (fit["coefficients"]["c"] / derived
                                           if derived is not None and math.isfinite(derived) and derived > 0 else None)
             holds = holds and comparison["consistent"]
-        if certifiable:
+        if certifiable and reference is not None:  # certifiable implies a reference
             constant = fit["coefficients"]["c"]
             certification = certify_balance(claim, reference, convention, sweep.fixed, dps, kernels)
             asymptotic = asymptotic_residual(claim, reference, sweep.fixed, ctx)

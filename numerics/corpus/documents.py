@@ -38,7 +38,7 @@ import numpy as np
 
 from emergence.numerics.corpus.tokenizers import WordTokenizer, corpus_tokenizer
 from emergence.numerics.corpus.vocabulary import Vocabulary, token_counts, vocabulary_from_counts
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 
 WINDOW_MODES: tuple[str, ...] = ("first", "all")
 SYNTHETIC_SOURCE = "synthetic"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 ADJECTIVE_NOUNS: dict[str, tuple[str, ...]] = {
     "red": ("ball", "apple", "car"),

@@ -37,7 +37,7 @@ from emergence.numerics.corpus.documents import (
 )
 from emergence.numerics.corpus.tokenizers import corpus_tokenizer
 from emergence.numerics.corpus.vocabulary import Vocabulary, token_counts
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 DEFAULT_BLOCK_BYTES = 1 << 24
 DEFAULT_CHUNK_WINDOWS = 4096

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 END_OF_TEXT = "<|endoftext|>"
 MIN_BPE_VOCABULARY = 260

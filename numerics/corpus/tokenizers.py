@@ -18,7 +18,7 @@ tokenizers of :mod:`emergence.numerics.corpus.subword` (optional extra ``hf``).
 >>> corpus_tokenizer("sentencepiece", [])
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown tokenizer 'sentencepiece'; choose natural, whitespace, bpe or a path to a tokenizer.json
+emergence.base.errors.EmergenceError: unknown tokenizer 'sentencepiece'; choose natural, whitespace, bpe or a path to a tokenizer.json
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Callable, Sequence
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 
 def natural_tokens(text: str) -> list[str]:

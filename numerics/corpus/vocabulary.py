@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Sequence, cast
 
-from emergence.theory.errors import EmergenceError, InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 
 OOV_POLICIES: tuple[str, ...] = ("drop", "unk")
 UNKNOWN_TOKEN = "<unk>"
@@ -52,7 +52,7 @@ class Vocabulary:
             unknown = self.index[UNKNOWN_TOKEN]
             return [self.index.get(token, unknown) for token in tokens]
         encoded = [self.index.get(token) for token in tokens]
-        return None if any(i is None for i in encoded) else encoded
+        return None if any(i is None for i in encoded) else cast("list[int]", encoded)
 
 
 def token_counts(documents: Iterable[Sequence[str]]) -> Counter:

@@ -62,7 +62,7 @@ import numpy as np
 
 from emergence.numerics.leading_terms.basis_statistics import BasisStatistics
 from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 ASSOCIATION_KINDS: tuple[str, ...] = ("bigram", "interchangeability", "context")
 NORMALIZATIONS: tuple[str, ...] = ("none", "cosine", "pmi")

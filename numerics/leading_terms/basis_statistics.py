@@ -69,8 +69,8 @@ from emergence.numerics.leading_terms.compiled_pair_pass import (
     compiled_key_query_and_positional,
     uses_compiled_pair_pass,
 )
-from emergence.theory.errors import EmergenceError, InvalidSizeError
-from emergence.numerics.limits import available_memory_bytes
+from emergence.base.errors import EmergenceError, InvalidSizeError
+from emergence.base.limits import available_memory_bytes
 
 DENSE_VOCABULARY_ARRAYS = 6
 """V x V float64 arrays alive at the peak (the five statistics, or before \\bar Q four of them

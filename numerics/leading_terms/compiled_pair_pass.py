@@ -40,7 +40,7 @@ import os
 
 import numpy as np
 
-from emergence.theory.errors import BackendUnavailableError
+from emergence.base.errors import BackendUnavailableError
 
 PAIR_PASS_ENVIRONMENT = "EMERGENCE_PAIR_PASS"
 """Environment variable: ``numpy`` forces the reference passes, ``compiled`` or unset uses Numba when installed."""

@@ -40,7 +40,7 @@ from emergence.numerics.kernels.leading_terms import (
     one_layer_error_bounds,
     one_layer_step_limit,
 )
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 COMPONENTS: tuple[str, ...] = ("W_O", "V", "W", "P")
 """Weight names: output, value, key-query, positional."""

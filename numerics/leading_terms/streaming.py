@@ -27,7 +27,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from emergence.numerics.leading_terms import basis_statistics as dense
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 WindowChunks = Callable[[], Iterable[np.ndarray]]
 """A function returning a fresh iterable of (n, T + 1) token-id chunks (called once per pass)."""

@@ -22,15 +22,15 @@ Every scale the reconstruction depends on is an explicit field:
 >>> Convention.parse("b=2")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, r, beta0, d, e, normalisation, shift, targets
+emergence.base.errors.EmergenceError: unknown convention field 'b'; fields: architecture, sigma_G2, a, sigma_W2, c, r, beta0, d, e, normalisation, shift, targets
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 CHOICES = {
     "architecture": ("T", "M"),
@@ -81,7 +81,7 @@ class Convention:
         ``overrides`` that are not ``None`` win over the text (e.g. ``attention=`` from a flag).
         """
         known = {f.name: f for f in fields(cls)}
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}
         for item in filter(None, (part.strip() for part in (text or "").split(","))):
             key, separator, raw = item.partition("=")
             key, raw = key.strip(), raw.strip()

@@ -4,7 +4,7 @@ r"""Scaling laws given as text: safe parsing into SymPy, a precision-following e
 the same criterion.  The text is an expression in the sizes ``L`` and ``V`` built from numbers,
 ``+ - * / **``, parentheses and the functions ``log``, ``exp``, ``sqrt`` and ``LambertW``;
 anything else (another name, attribute access, a call of something else, bad syntax) raises
-:class:`~emergence.theory.errors.EmergenceError`.  The text is checked token by token before
+:class:`~emergence.base.errors.EmergenceError`.  The text is checked token by token before
 SymPy sees it, and SymPy parses it with nothing but those names in scope.
 
 >>> parse_law("L*log(L)**1.5")
@@ -14,7 +14,7 @@ L**(3/2)*sqrt(V)
 >>> parse_law("os.system('x')")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: --law: 'os' is not allowed; use L, V, log, exp, sqrt, LambertW
+emergence.base.errors.EmergenceError: --law: 'os' is not allowed; use L, V, log, exp, sqrt, LambertW
 >>> import mpmath
 >>> ctx = mpmath.mp.clone(); ctx.dps = 30
 >>> value = law_function(parse_law("L*log(L)**2"))(ctx.mpf(2) ** 10, ctx.mpf(8))
@@ -36,7 +36,7 @@ import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, parse_expr
 
 from emergence.theory.copy_head.symbols import L, V
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 ALLOWED_NAMES = {"L": L, "V": V, "log": sp.log, "exp": sp.exp, "sqrt": sp.sqrt, "LambertW": sp.LambertW}
 """The only names a law may use."""

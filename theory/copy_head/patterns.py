@@ -54,13 +54,13 @@ UNIFORM = Pattern({"uniform": sp.Integer(1)})
 
 
 def _basis_frobenius(x: str, y: str, L, nS) -> sp.Expr:
-    table = {("uniform", "uniform"): sp.Integer(1), ("uniform", "shift"): nS / L, ("shift", "shift"): nS}
+    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): sp.Integer(1), ("uniform", "shift"): nS / L, ("shift", "shift"): nS}
     return table[tuple(sorted((x, y), key=BASIS.index))]
 
 
 def _basis_sums(x: str, y: str, L, nS) -> sp.Expr:
     """(X1)^T (Y1) for basis patterns; equal to the column-sum product by the 1 <-> 1^T symmetry."""
-    table = {("uniform", "uniform"): L, ("uniform", "shift"): nS, ("shift", "shift"): nS}
+    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): L, ("uniform", "shift"): nS, ("shift", "shift"): nS}
     return table[tuple(sorted((x, y), key=BASIS.index))]
 
 

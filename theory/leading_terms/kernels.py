@@ -12,7 +12,7 @@ step count of the validity window.
 
 from __future__ import annotations
 
-from emergence.theory.codegen import Kernel, KernelModule
+from emergence.theory.codegen import DomainKind, Kernel, KernelModule
 from emergence.theory.leading_terms.bounds import (
     T,
     layers,
@@ -23,7 +23,7 @@ from emergence.theory.leading_terms.bounds import (
 )
 from emergence.theory.leading_terms.recursion import eta, s, step_coefficients
 
-_DOMAIN = {
+_DOMAIN: dict[str, tuple[float, float, DomainKind]] = {
     "s": (1.0, 200.0, "int"),
     "eta": (1e-4, 1.0, "log"),
     "T": (60.0, 2048.0, "int"),

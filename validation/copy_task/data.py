@@ -30,7 +30,7 @@ from typing import Sequence
 
 import torch
 
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 GROUP_ELEMENTS = 1 << 17
 """On a CPU, runs with equal P are split into groups of at most GROUP_ELEMENTS // (P L^2) runs,

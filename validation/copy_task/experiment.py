@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import STARTS, CopyAttentionModel

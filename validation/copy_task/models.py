@@ -32,7 +32,7 @@ import math
 import torch
 
 from emergence.numerics.order_parameters import cyclic_shift
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import CopyTaskBatch, RunMajorGroup
 

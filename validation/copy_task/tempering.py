@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import (

@@ -23,7 +23,7 @@ The ``objective`` names what is summed (:func:`objective_terms`):
   (stable for :math:`\kappa < 4`; the stationary law is biased by :math:`O(\kappa)`);
   burn-in, then every ``thin``-th state is measured.
 
-Non-finite potentials raise :class:`~emergence.theory.errors.DivergenceError`.
+Non-finite potentials raise :class:`~emergence.base.errors.DivergenceError`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Callable
 import torch
 
 from emergence.numerics.order_parameters import copy_order_parameters
-from emergence.theory.errors import DivergenceError, EmergenceError
+from emergence.base.errors import DivergenceError, EmergenceError
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.samplers.sgld import SGLD

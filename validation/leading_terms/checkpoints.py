@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 FAMILIES: tuple[str, ...] = ("gpt2", "gpt_neox")
 

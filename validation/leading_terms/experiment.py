@@ -46,7 +46,7 @@ from emergence.numerics.corpus.documents import TokenCorpus, load_corpus
 from emergence.numerics.leading_terms.leading_weights import COMPONENTS, size_conditions, step_coefficients, step_limit
 from emergence.numerics.corpus.markov import random_markov_chain, sample_markov_windows
 from emergence.numerics.corpus.vocabulary import Vocabulary
-from emergence.theory.errors import DivergenceError, EmergenceError, InvalidSizeError
+from emergence.base.errors import DivergenceError, EmergenceError, InvalidSizeError
 from emergence.validation.leading_terms.model import LeadingTermTransformer
 
 

@@ -63,7 +63,7 @@ def rhat_and_bulk_ess(samples) -> tuple[float, float]:
     r"""Rank-normalised split :math:`\hat R` and bulk ESS of a ``(chains, draws)`` array, from ArviZ.
 
     ArviZ is the optional extra ``bayes``; without it this raises
-    :class:`~emergence.theory.errors.EmergenceError` (one line at the CLI).  A constant series
+    :class:`~emergence.base.errors.EmergenceError` (one line at the CLI).  A constant series
     (every chain stuck on one value) has an undefined :math:`\hat R`; it is reported as
     :math:`+\infty` only if the chains disagree, else 1.
     """
@@ -74,7 +74,7 @@ def rhat_and_bulk_ess(samples) -> tuple[float, float]:
             warnings.simplefilter("ignore")
             import arviz
     except ImportError:
-        from emergence.theory.errors import EmergenceError
+        from emergence.base.errors import EmergenceError
 
         raise EmergenceError("R-hat and bulk ESS need ArviZ: pip install 'emergence[bayes]'") from None
     x = np.asarray(samples, dtype=float)

@@ -35,7 +35,7 @@ def _terminal() -> bool:
 class LogProgress:
     """The tqdm methods the engine uses, reported as log lines every :data:`LOG_INTERVAL` seconds."""
 
-    def __init__(self, total: int | None, description: str, unit: str = "it", initial: int = 0):
+    def __init__(self, total: int | None, description: str, unit: str = "it", initial: float = 0):
         self.total, self.description, self.unit, self.n, self.initial = total, description, unit, initial, initial
         self.started = self.last = time.monotonic()
 
@@ -75,7 +75,7 @@ class LogProgress:
         self.close()
 
 
-def progress(total: int | None, description: str, unit: str = "it", initial: int = 0,
+def progress(total: int | None, description: str, unit: str = "it", initial: float = 0,
              file_is_terminal: bool | None = None):
     """A tqdm bar on a terminal, else a :class:`LogProgress` (see the module docstring)."""
     if file_is_terminal is None:

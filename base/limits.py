@@ -1,7 +1,7 @@
 r"""Memory estimates of the engine's large computations, and the budget they must fit.
 
 An estimate is taken from the sizes alone, before anything is allocated, so an oversize problem is
-refused in milliseconds (:func:`check_memory`, :class:`~emergence.theory.errors.InvalidSizeError`
+refused in milliseconds (:func:`check_memory`, :class:`~emergence.base.errors.InvalidSizeError`
 with the estimate in the message) instead of being killed by the kernel after minutes.
 
 Copy-task point (:func:`copy_point_bytes`): ``runs`` models of width :math:`w = V + L` (model T) or
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-from emergence.theory.errors import InvalidSizeError
+from emergence.base.errors import InvalidSizeError
 
 FLOATS_PER_SEQUENCE_ENTRY = 16
 FLOATS_PER_WEIGHT = 8

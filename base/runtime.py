@@ -5,14 +5,14 @@
 >>> resolve_device("tpu")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: unknown device 'tpu'; choose cpu or cuda
+emergence.base.errors.EmergenceError: unknown device 'tpu'; choose cpu or cuda
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 
 def resolve_device(device: str | None) -> str:

@@ -37,14 +37,14 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from emergence.numerics.progress import progress as progress_bar
-from emergence.numerics.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
-from emergence.validation.runtime import torch_threads
+from emergence.base.progress import progress as progress_bar
+from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
+from emergence.base.runtime import torch_threads
 
 Work = Callable[[dict[str, Any]], dict[str, Any]]
 
-SCIENCE_PACKAGES = ("emergence.theory", "emergence.numerics", "emergence.validation")
-"""The packages whose code decides what a run computes (the CLI and the report do not)."""
+SCIENCE_PACKAGES = ("emergence.base", "emergence.theory", "emergence.numerics", "emergence.validation")
+"""The packages whose code decides what a run computes: the ground floor and the three layers (the CLI and the report do not)."""
 
 
 def folder_fingerprint(folders: dict[str, Path]) -> str:
@@ -68,7 +68,7 @@ def folder_fingerprint(folders: dict[str, Path]) -> str:
 @lru_cache(maxsize=None)
 def source_fingerprint(packages: tuple[str, ...] = SCIENCE_PACKAGES) -> str:
     """:func:`folder_fingerprint` of the named packages' folders (the engine's code fingerprint)."""
-    return folder_fingerprint({package: Path(importlib.import_module(package).__file__).resolve().parent
+    return folder_fingerprint({package: Path(importlib.import_module(package).__file__).resolve().parent  # type: ignore[arg-type]
                                for package in packages})
 
 

@@ -1,13 +1,13 @@
 r"""Choosing a sweep executor from ``--executor local|dask[:ADDRESS]``, and the Dask executor.
 
-``local`` is today's executor (:class:`~emergence.validation.sweeps.LocalProcessExecutor`, or
+``local`` is today's executor (:class:`~emergence.base.sweeps.LocalProcessExecutor`, or
 in-process for one worker or a GPU).  ``dask`` starts a ``distributed.LocalCluster`` of
 ``workers`` processes on this machine; ``dask:tcp://host:8786`` connects to a running
 scheduler (``dask scheduler`` on one machine, ``dask worker tcp://host:8786`` on each of the
 others).  Every worker runs torch on one thread.
 
 The client writes each finished point atomically as its future completes
-(:func:`~emergence.validation.sweeps.run_sweep`), so a killed worker costs only the points it
+(:func:`~emergence.base.sweeps.run_sweep`), so a killed worker costs only the points it
 was running: Dask reschedules them (after ``distributed.scheduler.allowed-failures`` deaths a
 point fails instead; the others still finish and are written, then the error is raised) and a
 rerun computes only the points without a file.  A point's result depends on its configuration
@@ -22,7 +22,7 @@ Dask is the optional extra ``dask`` (``pip install 'emergence[dask]'``).
 >>> parse_executor("ray")
 Traceback (most recent call last):
 ...
-emergence.theory.errors.EmergenceError: --executor must be local, dask or dask:ADDRESS, got 'ray'
+emergence.base.errors.EmergenceError: --executor must be local, dask or dask:ADDRESS, got 'ray'
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from emergence.theory.errors import BackendUnavailableError, EmergenceError
-from emergence.validation.sweeps import InProcessExecutor, LocalProcessExecutor
+from emergence.base.errors import BackendUnavailableError, EmergenceError
+from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor
 
 EXECUTOR_HELP = "local (processes on this machine) or dask[:ADDRESS] (a LocalCluster, or a running scheduler)"
 

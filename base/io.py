@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from emergence.theory.errors import EmergenceError
+from emergence.base.errors import EmergenceError
 
 TRACKED_PACKAGES = ("emergence", "sympy", "mpmath", "numpy", "scipy", "torch", "hypothesis")
 
