@@ -100,14 +100,35 @@ class InProcessExecutor:
                 yield index, work(config)
 
 
-def _limit_threads() -> None:
-    """Worker setup: one torch thread, and Ctrl-C left to the parent (no worker tracebacks)."""
+def _limit_threads(parent: int) -> None:
+    """Worker setup: one torch thread, Ctrl-C left to the parent (no worker tracebacks), and the
+    worker ends with its parent process ``parent`` (see :func:`_end_with_parent`)."""
     import signal
 
     import torch
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
     torch.set_num_threads(1)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Linux: the kernel sends this process SIGTERM when its parent dies (``prctl(PR_SET_PDEATHSIG)``).
+
+    A command killed outright (SIGKILL, an out-of-memory kill) runs no clean-up; without this its
+    workers ran on as orphans (two of them for 49 minutes, each on a core).  Elsewhere nothing.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGTERM))
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 class LocalProcessExecutor:
@@ -126,7 +147,7 @@ class LocalProcessExecutor:
 
     def map_unordered(self, work, configs):
         pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_limit_threads)
+                                   initializer=_limit_threads, initargs=(os.getpid(),))
         finished = False
         try:
             futures = {pool.submit(work, config): index for index, config in enumerate(configs)}

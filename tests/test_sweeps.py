@@ -1,6 +1,12 @@
 """Sweeps: one file per finished run, atomic writes, resume without recomputation."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -95,6 +101,48 @@ def test_a_two_worker_sweep_after_a_backward_pass_runs_in_fresh_processes(tmp_pa
         PARENT_STATE["touched"] = False
     assert [r["gradient"] for r in results] == [3.0 * x**2 for x in range(1, 5)]  # exact: small integers
     assert not any(r["inherited_parent_memory"] for r in results)
+
+
+def _record_pid_and_wait(config):
+    Path(config["folder"], f"{os.getpid()}.pid").write_text("started")
+    time.sleep(120)
+    return {}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_workers_end_when_their_parent_is_killed(tmp_path):
+    """SIGKILL to a sweeping process (no clean-up runs): its two workers end too, not run on as orphans."""
+    script = (
+        "import sys; sys.path.insert(0, {tests!r}); from test_sweeps import _record_pid_and_wait\n"
+        "from emergence.base.sweeps import LocalProcessExecutor, run_sweep\n"
+        "run_sweep(_record_pid_and_wait, [{{'folder': {folder!r}, 'x': x}} for x in range(2)], {out!r},\n"
+        "          executor=LocalProcessExecutor(2), progress=False)\n"
+    ).format(tests=str(Path(__file__).parent), folder=str(tmp_path), out=str(tmp_path / "out"))
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("*.pid"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = [int(path.stem) for path in tmp_path.glob("*.pid")]
+    assert len(workers) == 2, "the workers did not start"
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 20
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in workers if _running(pid)]
+    for pid in alive:  # do not leave them behind, whatever the verdict
+        os.kill(pid, signal.SIGKILL)
+    assert not alive
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, dead but not yet reaped, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
 
 
 def test_run_key_is_stable_across_processes():
