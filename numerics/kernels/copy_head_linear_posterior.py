@@ -17,7 +17,7 @@ def _as_float64(value, xp):
     itself with ``requires_grad`` switched off (an input of another dtype is converted, and with
     torch before 2.13 that copy is detached: differentiate in float64).
     """
-    if isinstance(value, type(xp.asarray(0.0))) and value.dtype == xp.float64:
+    if getattr(value, "dtype", None) == xp.float64 and isinstance(value, type(xp.asarray(0.0))):
         return value
     return xp.asarray(value, dtype=xp.float64)
 
