@@ -247,3 +247,87 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
     result["provenance"] = provenance(result["config"], options.get("seed", 0))
     return LeadingTermValidation.from_dict(result)
+
+
+POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
+"""How ``validate_posterior`` samples: umbrella windows + MBAR (softmax), unbiased HMC (linear), or the older replica exchange."""
+
+
+def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
+                       convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
+                       workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
+                       **settings) -> dict[str, Any]:
+    r"""Sample the copy-task posterior and compare it with the posterior theory, the saddle (MAP) beside it.
+
+    ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
+    :math:`\Delta F = 0`), ``"hmc"`` (linear default: unbiased posterior means of :math:`c_1, c_G`)
+    or ``"replica-exchange"``.  ``P`` defaults to six points from P*/2.5 to 2P* of the posterior
+    theory (softmax) or ``geom:8:1024:8`` (linear).  ``settings``: the sampler's fields
+    (:data:`~emergence.validation.copy_task.free_energy.FREE_ENERGY_DEFAULTS` or, for replica
+    exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns the
+    report: ``predicted``, ``saddle``, ``measured``, ``agreement`` and ``provenance``.
+    """
+    import tempfile
+
+    from emergence.base.errors import EmergenceError
+    from emergence.base.executors import sweep_executor
+    from emergence.base.io import provenance
+    from emergence.validation.copy_task.config import CopyTaskConvention
+
+    method = method or ("umbrella" if attention == "softmax" else "hmc")
+    if method not in POSTERIOR_METHODS:
+        raise EmergenceError(f"unknown method {method!r}; choose {', '.join(POSTERIOR_METHODS)}")
+    if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
+        raise EmergenceError(f"--method {method} is for {'softmax' if method == 'umbrella' else 'linear'} attention "
+                             "(linear has no first-order jump to cross; softmax's basins need windows)")
+    convention = _convention(convention, CopyTaskConvention).with_attention(attention)
+    out = str(out or tempfile.mkdtemp(prefix="emergence-posterior-"))
+    pool = sweep_executor(executor, workers)
+    common = {"out": out, "executor": pool, "seed": seed, "progress": progress}
+    if method == "umbrella":
+        from emergence.validation.copy_task.posterior_free_energy import (
+            default_P_grid, posterior_P_star, run_free_energy_validation,
+        )
+
+        if P is None:
+            P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
+            if P_star is None:
+                raise EmergenceError(f"the posterior theory has no P* on [20, 20000] at L={L}, V={V}; give --P-grid")
+            P = default_P_grid(P_star)
+        report = run_free_energy_validation(L, V, convention, list(P), _sampler_settings(settings),
+                                            theory_draws=theory_draws, **common)
+    elif method == "hmc":
+        from emergence.validation.copy_task.posterior_free_energy import run_linear_hmc_validation
+
+        report = run_linear_hmc_validation(L, V, convention, list(P or _LINEAR_GRID), _sampler_settings(settings),
+                                           theory_draws=theory_draws, **common)
+    else:
+        from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS
+        from emergence.validation.copy_task.posterior_validation import run_replica_exchange_validation
+
+        chosen = {key: settings.get(key, POSTERIOR_DEFAULTS[key]) for key in POSTERIOR_DEFAULTS}
+        report = run_replica_exchange_validation(attention, L, V, list(P or _LINEAR_GRID), convention, chosen,
+                                                 theory_draws=theory_draws, **common)
+        report.pop("point_config")
+    report["method"] = method
+    report["results_folder"] = out
+    config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
+              "method": method, "convention": convention.as_dict(), "settings": settings}
+    report["provenance"] = provenance(config, seed)
+    return report
+
+
+_LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
+"""The linear grid when none is given (as ``validate copy-head``'s ``geom:8:1024:8``)."""
+
+
+def _sampler_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The HMC/umbrella fields of ``settings`` over their defaults."""
+    from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS
+
+    unknown = set(settings) - set(FREE_ENERGY_DEFAULTS)
+    if unknown:
+        from emergence.base.errors import EmergenceError
+
+        raise EmergenceError(f"unknown sampler settings {sorted(unknown)}; known: {sorted(FREE_ENERGY_DEFAULTS)}")
+    return {key: settings.get(key, FREE_ENERGY_DEFAULTS[key]) for key in FREE_ENERGY_DEFAULTS}

@@ -377,6 +377,49 @@ def posterior_figure(report: dict, ax=None):
     return figure
 
 
+def free_energy_figure(report: dict, ax=None):
+    r"""Left: the measured profiles :math:`F(a_G)` (umbrella + MBAR, error bars) and the posterior theory's,
+    one colour per :math:`P`.  Right: :math:`\Delta F = F_{\rm copy} - F_{\rm uniform}` against :math:`P`,
+    measured (hollow where a point misses the diagnostics) and predicted, with the measured, posterior-theory
+    and saddle (MAP) :math:`P^*`.
+
+    ``report``: what ``emergence validate posterior --method umbrella`` writes as JSON.
+    """
+    import matplotlib
+    import numpy as np
+
+    measured, predicted, saddle = report["measured"], report["predicted"], report["saddle"]
+    figure, (profile_axis, delta_axis) = new_figure(2, ax, size=(5.2, 4.0))
+    colours = matplotlib.colormaps["viridis"](np.linspace(0, 0.9, len(measured["P"])))
+    for colour, P, sampled, theory in zip(colours, measured["P"], measured["profiles"], predicted["profiles"]):
+        F = np.array(_values(sampled["F"]), dtype=float)
+        error = np.array(_values(sampled["F_error"]), dtype=float)
+        profile_axis.errorbar(sampled["bins"], F, yerr=error, fmt="o", ms=3, color=colour, label=f"P = {P}")
+        profile_axis.plot(theory["aG"], theory["F"], "-", color=colour, alpha=0.7)
+    profile_axis.set_xlabel("$a_G$")
+    profile_axis.set_ylabel("$F(a_G)$ (nats; points measured, lines theory)")
+    profile_axis.set_ylim(-0.5, 15)
+    _legend(profile_axis)
+    for converged, face in ((True, "tab:green"), (False, "none")):
+        index = [i for i, ok in enumerate(measured["converged"]) if ok == converged]
+        if index:
+            delta_axis.errorbar([measured["P"][i] for i in index], [measured["delta_F"][i] for i in index],
+                                yerr=[measured["delta_F_error"][i] for i in index], fmt="o", mfc=face, color="tab:green",
+                                capsize=3, label="measured" + ("" if converged else " (diagnostics not met)"))
+    delta_axis.plot(measured["P"], predicted["delta_F"], "-", color="black", label="posterior theory")
+    delta_axis.axhline(0.0, color="grey", lw=0.5)
+    markers = [(measured["P_star"] and measured["P_star"]["value"], "tab:green", "measured $P^*$"),
+               (predicted["P_star"], "black", "posterior theory $P^*$"), (saddle["P_star"], "tab:red", "saddle (MAP) $P^*$")]
+    for value, colour, label in markers:
+        if value:
+            delta_axis.axvline(value, color=colour, ls="--", alpha=0.7, label=label)
+    _log_x(delta_axis)
+    delta_axis.set_xlabel("$P$ (training sequences)")
+    delta_axis.set_ylabel(r"$\Delta F = F_{\rm copy} - F_{\rm uniform}$ (nats)")
+    _legend(delta_axis)
+    return figure
+
+
 def scaling_ratios_figure(verdicts, ax=None):
     """Each claim's transition divided by its claimed law against the swept size (log axes), one
     panel per (claim, sweep), with the derived large-size form where one exists."""

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def test_command_writes_the_report_and_resumes(tmp_path, capsys):
     arguments = [
         "validate", "posterior", "--attention", "softmax", "--L", "4", "--V", "2", "--P-grid", "8,32",
-        "--replicas", "3", "--chains", "2", "--burn-in", "10", "--draws", "4", "--thin", "2",
+        "--method", "replica-exchange", "--replicas", "3", "--chains", "2", "--burn-in", "10", "--draws", "4", "--thin", "2",
         "--theory-draws", "500", "--workers", "1", "--out", str(tmp_path / "runs"),
         "--json", str(tmp_path / "report.json"), "--plot", str(tmp_path / "plot.png"),
     ]
@@ -41,8 +41,11 @@ def test_command_writes_the_report_and_resumes(tmp_path, capsys):
     assert sorted(f.stat().st_mtime_ns for f in (tmp_path / "runs").iterdir()) == stamps
 
 
-@pytest.mark.parametrize("extra", [["--L", "2"], ["--chains", "1"], ["--coldest", "2"],
-                                   ["--tempering", "full", "--coldest", "0.5"]])
+@pytest.mark.parametrize("extra", [["--L", "2"], ["--chains", "1"], ["--method", "replica-exchange", "--coldest", "2"],
+                                   ["--method", "replica-exchange", "--tempering", "full", "--coldest", "0.5"],
+                                   ["--windows", "0.5"], ["--windows", "0.2,1.5"], ["--windows", "a,b"],
+                                   ["--kappa", "0"], ["--divide", "1"], ["--method", "hmc"],
+                                   ["--P-grid", "8,nan"]])
 def test_bad_input_is_a_one_line_error(extra, capsys):
     arguments = ["validate", "posterior", "--attention", "softmax", "--L", "8", "--V", "2"] + extra
     assert main(arguments) == 2
@@ -90,7 +93,7 @@ def test_a_crossing_between_flagged_points_is_not_a_measured_P_star():
 def test_linear_command_reports_the_posterior_theory_beside_the_saddle(tmp_path):
     arguments = [
         "validate", "posterior", "--attention", "linear", "--L", "4", "--V", "2", "--P-grid", "8,32,128",
-        "--replicas", "2", "--coldest", "1", "--hottest", "2", "--chains", "2", "--burn-in", "10", "--draws", "4",
+        "--method", "replica-exchange", "--replicas", "2", "--coldest", "1", "--hottest", "2", "--chains", "2", "--burn-in", "10", "--draws", "4",
         "--thin", "2", "--theory-draws", "100", "--workers", "1", "--out", str(tmp_path / "runs"),
         "--json", str(tmp_path / "report.json"), "--plot", str(tmp_path / "plot.png"),
     ]
@@ -122,3 +125,26 @@ def test_linear_agreement_needs_both_transitions_within_2x_and_converged_chains(
     assert linear_posterior_agreement(measured, {**predicted, "P1": 15.0})["passes"] is False  # ratio 2.7
     assert linear_posterior_agreement(measured, {**predicted, "crossover": None})["passes"] is False
     assert linear_posterior_agreement(measured, None)["passes"] is False
+
+
+def test_umbrella_command_writes_the_issue_keys_and_resumes(tmp_path, capsys):
+    arguments = [
+        "validate", "posterior", "--attention", "softmax", "--L", "4", "--V", "2", "--P-grid", "8,32",
+        "--windows", "0.3,0.6", "--chains", "2", "--warmup", "6", "--draws", "6", "--leapfrog", "3",
+        "--theory-draws", "500", "--workers", "1", "--out", str(tmp_path / "runs"),
+        "--json", str(tmp_path / "report.json"), "--plot", str(tmp_path / "plot.png"),
+    ]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["method"] == "umbrella"
+    assert set(report["predicted"]) >= {"P_star", "profiles"}
+    assert set(report["saddle"]) >= {"P_star"}
+    assert set(report["measured"]) >= {"P_star", "profiles", "rhat_max", "ess_min", "overlap_min", "mode_weight"}
+    assert set(report["agreement"]) >= {"P_star_ratio", "basin_aG_error_max", "delta_F_error_max", "passes", "reasons"}
+    assert report["agreement"]["passes"] is False  # six trajectories cannot meet R-hat <= 1.01 and ESS >= 400
+    assert any("diagnostics not met" in reason for reason in report["agreement"]["reasons"])
+    assert report["provenance"]["seed"] == 0 and report["provenance"]["config"]["method"] == "umbrella"
+    assert (tmp_path / "plot.png").stat().st_size > 5_000
+    capsys.readouterr()
+    assert main(arguments[:-4] + ["--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["measured"] == report["measured"]  # exact: the same stored points

@@ -1,126 +1,185 @@
-"""Sample the copy-task posterior with replica exchange and compare it with the posterior-level theory.
+"""Sample the copy-task posterior and compare it with the posterior-level theory, the saddle (MAP) beside it.
 
-``predicted`` is the posterior theory (mean-field bulk of W_QK; softmax model T only; null with
-a reason otherwise), ``saddle`` the MAP prediction (the reduced action's phase diagram), and
-``measured`` the replica-exchange posterior (target rung T = 1) with R-hat, bulk ESS and swap
-acceptance.  With ``--out`` each finished P is stored atomically and a rerun resumes.  Both
-theories are our own reconstruction (only the paper's abstract is available).
+Softmax (``--method umbrella``, the default): harmonic windows on a_G sampled by HMC and combined
+by MBAR give the free-energy profile F(a_G) at each P; the measured P* is where the two basins
+have equal free energy.  Linear (``--method hmc``, the default): unbiased HMC posterior means of
+c1 and cG along P, with P1 and the crossover.  ``--method replica-exchange`` keeps the older
+sampler for comparison.  ``predicted`` is the posterior theory (mean-field bulk of W_QK),
+``saddle`` the MAP prediction.  With ``--out`` each finished P is stored atomically and a rerun
+resumes.  Both theories are our own reconstruction (only the paper's abstract is available).
 """
 
 from __future__ import annotations
 
 NAME = "posterior"
-HELP = "replica-exchange posterior sampling of copy-task models against the posterior theory and the saddle (MAP)"
+HELP = "posterior sampling of copy-task models (umbrella+MBAR, HMC) against the posterior theory and the saddle (MAP)"
 
 
 def add_arguments(parser):
-    from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as DEFAULTS
+    from emergence.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
+    from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
+    from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
-    parser.add_argument("--L", type=int, required=True, help="sequence length")
-    parser.add_argument("--V", type=int, required=True, help="vocabulary size")
-    parser.add_argument("--P-grid", default="geom:200:2000:5", help="comma list of P, or geom:LOW:HIGH:POINTS")
-    parser.add_argument("--replicas", type=int, default=DEFAULTS["replicas"], help="rungs per ladder (default %(default)s)")
-    parser.add_argument("--coldest", type=float, default=DEFAULTS["coldest"],
-                        help="lowest temperature (< 1 allowed with likelihood tempering; default %(default)s)")
-    parser.add_argument("--hottest", type=float, default=DEFAULTS["hottest"], help="highest temperature (default %(default)s)")
-    parser.add_argument("--tempering", choices=("likelihood", "full"), default=DEFAULTS["tempering"])
-    parser.add_argument("--chains", type=int, default=DEFAULTS["chains"], help="ladders per P (default %(default)s)")
-    parser.add_argument("--burn-in", type=int, default=DEFAULTS["burn_in"], help="moves before measuring")
-    parser.add_argument("--draws", type=int, default=DEFAULTS["draws"], help="draws per chain (>= 4)")
-    parser.add_argument("--thin", type=int, default=DEFAULTS["thin"], help="moves between draws")
-    parser.add_argument("--theory-draws", type=int, default=None,
-                        help="Monte Carlo draws of the posterior theory (softmax: rows, default 20000; "
-                             "linear: weight draws under the law, default 256)")
+    parser.add_argument("--L", type=integer(3, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--method", choices=("umbrella", "hmc", "replica-exchange"), default=None,
+                        help="umbrella (softmax default), hmc (linear default) or replica-exchange")
+    parser.add_argument("--P-grid", default=None,
+                        help="comma list of P, or geom:LOW:HIGH:POINTS (default: softmax, 6 points from P*/2.5 to 2P* "
+                             "of the posterior theory; linear, geom:8:1024:8)")
+    parser.add_argument("--windows", default=None,
+                        help=f"umbrella: comma list of window centres in a_G (default {','.join(map(str, HMC['centres']))})")
+    parser.add_argument("--kappa", type=float, default=HMC["kappa"], help="umbrella: window stiffness (default %(default)s)")
+    parser.add_argument("--divide", type=float, default=HMC["divide"],
+                        help="umbrella: a_G dividing the uniform and copy basins (default %(default)s)")
+    parser.add_argument("--chains", type=integer(2), default=None,
+                        help=f"chains per window (HMC, default {HMC['chains']}) or ladders per P (replica exchange, "
+                             f"default {REPLICA['chains']})")
+    parser.add_argument("--warmup", type=integer(0), default=HMC["warmup"], help="HMC warm-up trajectories (default %(default)s)")
+    parser.add_argument("--draws", type=integer(4), default=None,
+                        help=f"draws per chain (HMC default {HMC['draws']}, replica exchange {REPLICA['draws']})")
+    parser.add_argument("--leapfrog", type=integer(1), default=HMC["leapfrog"], help="HMC leapfrog steps (default %(default)s)")
+    parser.add_argument("--replicas", type=integer(1), default=REPLICA["replicas"], help="replica exchange: rungs per ladder")
+    parser.add_argument("--coldest", type=float, default=REPLICA["coldest"], help="replica exchange: lowest temperature")
+    parser.add_argument("--hottest", type=float, default=REPLICA["hottest"], help="replica exchange: highest temperature")
+    parser.add_argument("--tempering", choices=("likelihood", "full"), default=REPLICA["tempering"])
+    parser.add_argument("--burn-in", type=integer(0), default=REPLICA["burn_in"], help="replica exchange: moves before measuring")
+    parser.add_argument("--thin", type=integer(1), default=REPLICA["thin"], help="replica exchange: moves between draws")
+    parser.add_argument("--theory-draws", type=integer(100), default=None,
+                        help="Monte Carlo draws of the posterior theory (softmax: rows, default 20000 for P* and 4000 "
+                             "per profile; linear: weight draws under the law, default 256)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
-    parser.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
-    parser.add_argument("--json", default=None, help="write the JSON report to PATH, or - for stdout")
-    parser.add_argument("--plot", default=None, help="write the plot to PATH (png, pdf, svg)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of data and initialisation")
-    parser.add_argument("--out", default=None, help="folder for resumable per-point results")
+    add_executor_arguments(parser, "P points")
+    parser.add_argument("--json", default=None, type=output_file(".json", stdout=True),
+                        help="write the JSON report to PATH, or - for stdout")
+    parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), help="write the plot to PATH (png, pdf, svg)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of data and initialisation")
+
+
+def _settings(args, method: str) -> dict:
+    """The sampler fields the API takes, from the arguments of ``method``."""
+    from emergence.base.errors import EmergenceError
+
+    if method == "replica-exchange":
+        from emergence.validation.copy_task.posterior_validation import temperature_ladder
+
+        try:
+            temperature_ladder(args.replicas, args.coldest, args.hottest)
+        except ValueError as error:
+            raise EmergenceError(str(error)) from None
+        if args.tempering == "full" and args.coldest < 1:
+            raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
+        chosen = {"replicas": args.replicas, "coldest": args.coldest, "hottest": args.hottest,
+                  "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
+    else:
+        if not (args.kappa > 0 and 0 < args.divide < 1):
+            raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
+        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog}
+        if args.windows is not None:
+            chosen["centres"] = _centres(args.windows)
+    for key in ("chains", "draws"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return chosen
+
+
+def _centres(text: str) -> list[float]:
+    """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted."""
+    from emergence.base.errors import EmergenceError
+
+    try:
+        centres = sorted({float(part) for part in text.split(",")})
+    except ValueError:
+        raise EmergenceError(f"--windows {text!r}: use a comma list of numbers in (0, 1)") from None
+    if len(centres) < 2 or not all(0 < c < 1 for c in centres):
+        raise EmergenceError(f"--windows {text!r}: need at least two distinct centres in (0, 1)")
+    return centres
+
+
+def _print_umbrella(report) -> None:
+    measured, predicted, agreement = report["measured"], report["predicted"], report["agreement"]
+    print(f"{'P':>7} {'Delta F (nats)':>15} {'theory':>7} {'copy mass':>9} {'aG mean':>8} {'theory':>7} "
+          f"{'basins (uniform, copy)':>23} {'R-hat':>6} {'ESS':>5} {'overlap':>7}")
+    for i, P in enumerate(measured["P"]):
+        theory = predicted["points"][i]
+        basins = measured["basin_aG"][i]
+        shown = ", ".join("-" if basins[k] is None else f"{basins[k]:.2f}" for k in ("uniform", "copy"))
+        flag = "" if measured["converged"][i] else "  NOT CONVERGED"
+        print(f"{P:>7} {measured['delta_F'][i]:>8.1f} ± {measured['delta_F_error'][i]:<4.1f} {theory['delta_F']:>7.1f} "
+              f"{measured['mode_weight'][i]:>9.3f} {measured['aG_mean'][i]:>8.3f} {theory['aG_mean']:>7.3f} "
+              f"{shown:>23} {max(measured['profiles'][i]['window_rhat']):>6.3f} "
+              f"{min(measured['profiles'][i]['window_ess']):>5.0f} {_overlap(report, i):>7}{flag}")
+    P_star = measured["P_star"]
+    shown = "none on the converged grid" if P_star is None else (
+        f"{P_star['value']:.0f} ± {P_star['error']:.0f}" if P_star["error"] is not None else f"{P_star['value']:.0f}")
+    theory = predicted["P_star"]
+    print(f"P* measured {shown}; posterior theory {'none' if theory is None else f'{theory:.0f}'}; "
+          f"saddle (MAP) {report['saddle']['P_star'] if report['saddle']['P_star'] is None else round(report['saddle']['P_star'])}")
+    print(f"passes: {agreement['passes']}" + ("" if agreement["passes"] else f" ({'; '.join(agreement['reasons'])})"))
+
+
+def _overlap(report, i) -> str:
+    centres = report["measured"]["profiles"][i]["centres"]
+    return "-" if len(centres) < 2 else f"{report['measured']['overlap_min']:.2f}"
+
+
+def _print_transitions(report) -> None:
+    measured, predicted, agreement = report["measured"], report["predicted"], report["agreement"]
+    print(f"{'P':>7} {'c1':>14} {'cG':>14} {'R-hat':>6} {'ESS':>6}  posterior c1, cG")
+    for i, P in enumerate(measured["P"]):
+        flag = " FLAGGED" if measured["flagged"][i] else ""
+        theory = f"{predicted['c1'][i]:.3f}, {predicted['cG'][i]:.3f}" if predicted else "-"
+        print(f"{P:>7} {measured['c1_mean'][i]:>7.3f}±{measured['c1_sem'][i]:<6.3f} "
+              f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_sem'][i]:<6.3f} {measured['rhat_max'][i]:>6.3f} "
+              f"{measured['ess_min'][i]:>6.0f}  {theory}{flag}")
+    saddle = report["saddle"] or {"transitions": {}}
+    for name in ("P1", "crossover"):
+        print(f"{name} measured {measured.get(name)}, posterior theory {predicted.get(name) if predicted else None}, "
+              f"saddle (MAP) {saddle['transitions'].get(name)}")
+    print(f"passes: {agreement['passes']} ({agreement['reason']})")
+
+
+def _print_replica_exchange(report) -> None:
+    measured, predicted = report["measured"], report["predicted"]
+    print(f"{'P':>7} {'aG':>14} {'copy w':>7} {'R-hat':>6} {'ESS':>6} {'swap':>5}  posterior aG")
+    for i, P in enumerate(measured["P"]):
+        theory = f"{predicted['aG'][i]:.3f}" if predicted else "-"
+        flag = " FLAGGED" if measured["flagged"][i] else ""
+        swap = measured["swap_acceptance_min"][i]
+        print(f"{P:>7} {measured['aG_mean'][i]:>7.3f}±{measured['aG_sem'][i]:<6.3f} {measured['mode_weight'][i]:>7.2f} "
+              f"{measured['rhat_max'][i]:>6.2f} {measured['ess_min'][i]:>6.0f} "
+              f"{swap if swap is None else round(swap, 2)!s:>5}  {theory:>12}{flag}")
+    print(f"passes: {report['agreement']['passes']} ({report['agreement']['reason']})")
 
 
 def run(args) -> int:
-    import json
     import sys
-    import tempfile
-    from functools import partial
 
+    from emergence.api import validate_posterior
+    from emergence.base.io import to_json_text, write_json_atomic
     from emergence.commands.validate_copy_head import parse_P_grid
-    from emergence.base.io import provenance, to_json_text, write_json_atomic
-    from emergence.base.errors import EmergenceError, InvalidSizeError
-    from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.posterior_validation import (
-        linear_posterior_agreement, measured_posterior, posterior_agreement, posterior_point_config,
-        predicted_linear_posterior, predicted_posterior, run_posterior_point, temperature_ladder,
-    )
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-    from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor, run_sweep
 
-    if args.L < 3 or args.V < 2:
-        raise InvalidSizeError(f"need --L >= 3 and --V >= 2, got L={args.L}, V={args.V}")
-    if args.chains < 2 or args.draws < 4 or args.thin < 1 or args.burn_in < 0 or (
-            args.theory_draws is not None and args.theory_draws < 100):
-        raise InvalidSizeError("need --chains >= 2 (R-hat), --draws >= 4, --thin >= 1, --burn-in >= 0, --theory-draws >= 100")
-    try:
-        temperature_ladder(args.replicas, args.coldest, args.hottest)
-    except ValueError as error:
-        raise EmergenceError(str(error)) from None
-    if args.tempering == "full" and args.coldest < 1:
-        raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
+    method = args.method or ("umbrella" if args.attention == "softmax" else "hmc")
+    settings = _settings(args, method)
+    grid = parse_P_grid(args.P_grid) if args.P_grid else None
     rhat_and_bulk_ess([[0.0, 1.0, 2.0, 3.0], [1.0, 0.0, 3.0, 2.0]])  # ArviZ present, before any long work
+    if method == "umbrella":
+        from emergence.validation.samplers.umbrella import _pymbar
+
+        _pymbar()
     if args.plot:
         from emergence.figures import figure_format
 
         figure_format(args.plot)
-    convention = CopyTaskConvention.parse(args.convention, attention=args.attention)
-    grid = parse_P_grid(args.P_grid)
-    predicted, prediction_note = None, None
-    if args.attention == "softmax":
-        try:
-            predicted = predicted_posterior(args.L, args.V, convention, grid, draws=args.theory_draws or 20_000)
-        except EmergenceError as error:
-            prediction_note = str(error)
-    else:
-        try:
-            predicted = predicted_linear_posterior(args.L, args.V, convention, grid, draws=args.theory_draws or 256)
-        except EmergenceError as error:
-            prediction_note = str(error)
-    if prediction_note:
-        print(f"emergence: note: no posterior theory ({prediction_note}); reporting measurements only", file=sys.stderr)
-    try:
-        fine = [grid[0] * (grid[-1] / grid[0]) ** (i / 199) for i in range(200)] if len(grid) > 1 else grid
-        saddle = predicted_phase_diagram(args.attention, args.L, args.V, convention, fine)
-        saddle["label"] = "saddle (MAP; bulk dropped)"
-    except (EmergenceError, ValueError) as error:  # ValueError: first_order's fold search on some grids
-        saddle = None
-        print(f"emergence: note: no saddle curves ({error})", file=sys.stderr)
-    threshold = predicted.get("copy_threshold", 0.25) if predicted else 0.25
-    configs = [posterior_point_config(args.attention, args.L, args.V, P, convention, seed=args.seed,
-                                      replicas=args.replicas, coldest=args.coldest, hottest=args.hottest,
-                                      tempering=args.tempering, chains=args.chains, burn_in=args.burn_in,
-                                      draws=args.draws, thin=args.thin, copy_threshold=threshold)
-               for P in grid]
-    executor = InProcessExecutor(threads=1) if args.workers == 1 else LocalProcessExecutor(args.workers)
-    out = args.out or tempfile.mkdtemp(prefix="emergence-posterior-")
-    results = run_sweep(partial(run_posterior_point, device="cpu"), configs, out, executor=executor,
-                        description=f"posterior {args.attention}")
-    measured = measured_posterior(grid, results)
-    report = {
-        "predicted": predicted,
-        "prediction_note": prediction_note,
-        "saddle": saddle,
-        "measured": measured,
-        "agreement": (posterior_agreement if args.attention == "softmax" else linear_posterior_agreement)(
-            measured, predicted),
-        "results_folder": str(out),
-        "provenance": provenance(json.loads(to_json_text(configs[0])) | {"P_grid": grid}, args.seed),
-    }
+    report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
+                                seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
+                                theory_draws=args.theory_draws, **settings)
     if args.plot:
-        from emergence.figures import posterior_figure, save_figure
+        from emergence.figures import free_energy_figure, posterior_figure, save_figure
 
-        figure = posterior_figure(report)
+        figure = (free_energy_figure if method == "umbrella" else posterior_figure)(report)
         figure.suptitle(f"posterior, {args.attention}, L={args.L}, V={args.V} (reconstructed theory)", fontsize=10)
         save_figure(figure, args.plot)
     if args.json == "-":
@@ -128,21 +187,5 @@ def run(args) -> int:
         return 0
     if args.json:
         write_json_atomic(args.json, report)
-    print(f"{'P':>7} {'aG':>14} {'copy w':>7} {'R-hat':>6} {'ESS':>6} {'swap':>5}  posterior aG  saddle")
-    for i, P in enumerate(grid):
-        theory = f"{predicted['aG'][i]:.3f}" if predicted else "-"
-        flag = " FLAGGED" if measured["flagged"][i] else ""
-        swap = measured["swap_acceptance_min"][i]
-        print(f"{P:>7} {measured['aG_mean'][i]:>7.3f}±{measured['aG_sem'][i]:<6.3f} {measured['mode_weight'][i]:>7.2f} "
-              f"{measured['rhat_max'][i]:>6.2f} {measured['ess_min'][i]:>6.0f} "
-              f"{swap if swap is None else round(swap, 2)!s:>5}  {theory:>12}{flag}")
-    if args.attention == "softmax":
-        print(f"P* measured {measured['P_star']}, posterior theory {predicted['P_star'] if predicted else None}, "
-              f"saddle (MAP) {saddle['transitions'].get('P_star') if saddle else None}; "
-              f"passes: {report['agreement']['passes']}")
-    else:
-        for name in ("P1", "crossover"):
-            print(f"{name} measured {measured.get(name)}, posterior theory {predicted.get(name) if predicted else None}, "
-                  f"saddle (MAP) {saddle['transitions'].get(name) if saddle else None}")
-        print(f"passes: {report['agreement']['passes']} ({report['agreement']['reason']})")
+    {"umbrella": _print_umbrella, "hmc": _print_transitions}.get(method, _print_replica_exchange)(report)
     return 0

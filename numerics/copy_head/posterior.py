@@ -258,6 +258,33 @@ class PosteriorTheory:
                              float(aG), float(c1), float(cG), float(coverage), float(aG**2 / averages["square_sum"]),
                              loss)
 
+    def copy_logit(self, aG: float, t_u: float, t_v: float) -> float:
+        """The copy logit g at which the row average of the previous token's attention is ``aG`` (noise ``t_u, t_v``)."""
+        return float(brentq(lambda g: self.row_averages(g, t_u, t_v)["aG"] - aG, -20.0, 60.0, xtol=1e-6))
+
+    def profile(self, P: float, aG_grid) -> dict[str, list[float]]:
+        r"""The predicted free-energy profile :math:`F_{\rm th}(a_G; P) = \min_{t_u, t_v} F(g(a_G; t_u, t_v), t_u, t_v; P)`.
+
+        At each :math:`a_G` the copy logit :math:`g` is solved so that the row average of the
+        previous token's attention equals :math:`a_G` (:meth:`copy_logit`), and the bulk variances
+        are optimised (Nelder–Mead in :math:`\ln t_u, \ln t_v`, warm-started along the grid).
+        Returns ``aG``, ``F`` (minimum 0 on the grid), ``t_u``, ``t_v``, ``g``.
+        """
+        x = np.zeros(2)
+        F, t_u, t_v, g = [], [], [], []
+        for a in aG_grid:
+            def objective(y, a=a):
+                tu, tv = np.exp(y)
+                return self.free_energy(self.copy_logit(a, tu, tv), tu, tv, P)
+
+            x = minimize(objective, x, method="Nelder-Mead", options={"xatol": 1e-3, "fatol": 1e-4}).x
+            F.append(float(objective(x)))
+            t_u.append(float(np.exp(x[0])))
+            t_v.append(float(np.exp(x[1])))
+            g.append(self.copy_logit(a, t_u[-1], t_v[-1]))
+        F_array = np.asarray(F)
+        return {"aG": [float(a) for a in aG_grid], "F": (F_array - F_array.min()).tolist(), "t_u": t_u, "t_v": t_v, "g": g}
+
     def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> float:
         """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists."""
         low, high = np.log(P_low), np.log(P_high)

@@ -82,3 +82,16 @@ POSTERIOR_DEFAULTS: dict = {
 }
 """Defaults of one replica-exchange posterior sweep point (``emergence validate posterior``; kept
 here, free of torch, so that the command line can show them without importing the sampler)."""
+
+FREE_ENERGY_DEFAULTS: dict = {
+    "centres": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7],
+    "kappa": 200.0,
+    "chains": 4,
+    "warmup": 150,
+    "draws": 150,
+    "leapfrog": 12,
+    "divide": 0.3,
+    "bins": 28,
+}
+"""One umbrella point's defaults: window centres in a_G, stiffness, HMC chains per window, warm-up and
+recorded trajectories, leapfrog steps, the basin divide and the number of profile bins on [0, 0.95]."""

@@ -32,7 +32,7 @@ import math
 import torch
 
 from emergence.numerics.order_parameters import cyclic_shift
-from emergence.base.errors import InvalidSizeError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import CopyTaskBatch, RunMajorGroup
 
@@ -120,19 +120,48 @@ class CopyAttentionModel(torch.nn.Module):
         taken relative to each table row's maximum, which is exact unless the logits of one row span
         more than the dtype's exponent range (about 87 in float32), where the dense softmax stays exact.
         """
-        V = self.V
-        W = self.logit_weights[group.runs]
-        by_key_token = W[:, :V, None, :V] + W[:, None, V:, :V]  # a: (R_g, V, L, V)
-        by_key_position = W[:, :V, None, V:] + W[:, None, V:, V:]  # b: (R_g, V, L, L)
-        L = self.L
         if self.convention.attention == "softmax":
-            token_weight = torch.exp(by_key_token - by_key_token.amax(-1, keepdim=True).detach())
-            position_weight = torch.exp(by_key_position - by_key_position.amax(-1, keepdim=True).detach())
-            unnormalised = _at_query(token_weight, group.tokens) * (_at_query(position_weight, group.tokens) @ group.one_hot)
+            token_weight, position_weight = self._softmax_weights_at_query(group)
+            unnormalised = token_weight * (position_weight @ group.one_hot)
             return unnormalised / unnormalised.sum(-1, keepdim=True)
+        by_key_token, by_key_position = self._logit_tables(group)
         counts = group.one_hot.sum(dim=-2, keepdim=True)  # (R_g, P_g, 1, V)
         keys = _at_query(by_key_token, group.tokens) * counts + _at_query(by_key_position, group.tokens) @ group.one_hot
-        return self.convention.normalise_linear(keys, L)
+        return self.convention.normalise_linear(keys, self.L)
+
+    def _logit_tables(self, group: RunMajorGroup) -> tuple[torch.Tensor, torch.Tensor]:
+        """The tables ``a (R_g, V, L, V)`` and ``b (R_g, V, L, L)`` of :meth:`_group_design`."""
+        V = self.V
+        W = self.logit_weights[group.runs]
+        return W[:, :V, None, :V] + W[:, None, V:, :V], W[:, :V, None, V:] + W[:, None, V:, V:]
+
+    def _softmax_weights_at_query(self, group: RunMajorGroup) -> tuple[torch.Tensor, torch.Tensor]:
+        r"""Softmax model T's :math:`e^{a[x_\ell, \ell, \cdot]}` ``(R_g, P_g, L, V)`` and :math:`e^{b[x_\ell, \ell, \cdot]}` ``(R_g, P_g, L, L)`` (see :meth:`_group_design`)."""
+        by_key_token, by_key_position = self._logit_tables(group)
+        token_weight = torch.exp(by_key_token - by_key_token.amax(-1, keepdim=True).detach())
+        position_weight = torch.exp(by_key_position - by_key_position.amax(-1, keepdim=True).detach())
+        return _at_query(token_weight, group.tokens), _at_query(position_weight, group.tokens)
+
+    def previous_token_attention(self, batch: CopyTaskBatch) -> torch.Tensor:
+        r"""Softmax model T's :math:`a_G` per run over its own sequences, ``(R,)`` (differentiable).
+
+        :math:`a_G = \frac{1}{P_r L}\sum_\mu\sum_\ell A^\mu_{\ell,\ell-1}` (cyclic previous position),
+        from the tables of :meth:`_group_design` without forming :math:`A^\mu`:
+        :math:`A^\mu_{\ell,\ell-1} = e^{a[x_\ell,\ell,x_{\ell-1}]}e^{b[x_\ell,\ell,\ell-1]} / \sum_v e^{a[x_\ell,\ell,v]}K^\mu[\ell, v]`.
+        """
+        if self.convention.architecture != "T" or self.convention.attention != "softmax":
+            raise EmergenceError("previous_token_attention covers softmax model T")
+        L = self.L
+        total = self.readout.new_zeros(self.runs)
+        positions = torch.arange(L, device=self.readout.device)
+        for group in batch.run_major_groups():
+            token_weight, position_weight = self._softmax_weights_at_query(group)
+            normaliser = (token_weight * (position_weight @ group.one_hot)).sum(-1)  # (R_g, P_g, L)
+            previous_token = torch.roll(group.tokens, 1, dims=-1)  # x_{l-1}
+            numerator = (torch.gather(token_weight, -1, previous_token[..., None])[..., 0]
+                         * position_weight[..., positions, (positions - 1) % L])
+            total = total.index_add(0, group.runs, (numerator / normaliser).sum(dim=(1, 2)))
+        return total / (batch.counts.to(total.dtype) * L)
 
     def _normalise(self, G: torch.Tensor) -> torch.Tensor:
         if self.convention.attention == "softmax":

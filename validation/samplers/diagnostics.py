@@ -21,6 +21,8 @@ True
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 
@@ -68,8 +70,6 @@ def rhat_and_bulk_ess(samples) -> tuple[float, float]:
     :math:`+\infty` only if the chains disagree, else 1.
     """
     try:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             import arviz
@@ -84,8 +84,10 @@ def rhat_and_bulk_ess(samples) -> tuple[float, float]:
         raise ValueError("rhat_and_bulk_ess needs at least 4 draws per chain")
     if np.ptp(x) == 0:
         return 1.0, float(x.size)
-    rhat = float(arviz.rhat(x, method="rank"))
-    ess = float(arviz.ess(x, method="bulk"))
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")  # a chain that never moves: zero within-chain variance (R-hat inf below)
+        rhat = float(arviz.rhat(x, method="rank"))
+        ess = float(arviz.ess(x, method="bulk"))
     if not np.isfinite(rhat):
         rhat = float("inf")
     return rhat, ess

@@ -129,8 +129,8 @@ def free_energy_profile(samples, centres, kappa: float, divide: float, bins, boo
     F_error = np.array([np.std(F_replicas[finite[:, b], b], ddof=1) if finite[:, b].sum() > 1 else np.inf
                         for b in range(len(F))])
     highs = np.array([r[1] for r in replicas])
-    with np.errstate(divide="ignore"):
-        delta = float(-np.log(high / (1 - high)))
+    with np.errstate(divide="ignore"):  # an empty basin: Delta F = +-inf (no mass measured there)
+        delta = float(-np.log(np.float64(high) / (1 - np.float64(high))))
         deltas = -np.log(highs / (1 - highs))
     deltas = deltas[np.isfinite(deltas)]
     neighbours = [overlap[k, k + 1] for k in range(K - 1)]

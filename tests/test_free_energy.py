@@ -1,0 +1,137 @@
+"""The copy-task free-energy pieces: a_G as a differentiable collective variable, the theory's profile,
+the readout-marginal HMC against the joint one, and the verdict's failure modes."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.posterior_free_energy import free_energy_agreement, root_in_log_P
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+SOFTMAX = CopyTaskConvention.parse("", attention="softmax")
+
+
+def _model(runs=3, L=5, V=3, P=7, seed=0):
+    batch = copy_task_batch([P] * runs, L, V, list(range(runs)))
+    model = CopyAttentionModel(runs, L, V, SOFTMAX)
+    with torch.no_grad():
+        model.logit_weights.copy_(torch.randn(model.logit_weights.shape, generator=torch.Generator().manual_seed(seed),
+                                              dtype=torch.float64))
+    return model, batch
+
+
+def test_previous_token_attention_matches_the_dense_attention_and_its_gradient():
+    model, batch = _model()
+    L = model.L
+    fast = model.previous_token_attention(batch)
+    rows = torch.arange(L)
+    A = model.attention(batch)  # dense (N, L, L)
+    dense = torch.zeros(model.runs, dtype=A.dtype).index_add(0, batch.run, A[:, rows, (rows - 1) % L].mean(-1)) / batch.counts
+    eps = torch.finfo(torch.float64).eps
+    # O(1) entries from a softmax over L keys and a mean of P*L of them: 8 L ulps is ample
+    assert torch.allclose(fast, dense, rtol=0, atol=8 * L * eps)
+    g_fast = torch.autograd.grad(fast.sum(), model.logit_weights)[0]
+    g_dense = torch.autograd.grad(dense.sum(), model.logit_weights)[0]
+    assert torch.allclose(g_fast, g_dense, rtol=0, atol=64 * L * eps * float(g_dense.abs().max()))
+
+
+def test_previous_token_attention_refuses_other_models():
+    from emergence.base.errors import EmergenceError
+
+    model = CopyAttentionModel(1, 4, 2, CopyTaskConvention.parse("", attention="linear"))
+    with pytest.raises(EmergenceError):
+        model.previous_token_attention(copy_task_batch([3], 4, 2, [0]))
+
+
+def test_theory_profile_meets_its_constraint_and_its_minimum_is_the_mode():
+    from emergence.numerics.copy_head.posterior import PosteriorTheory
+
+    theory = PosteriorTheory(8, 4, draws=2000)
+    P = 130.0
+    mode = theory.minimise(P, "uniform")
+    grid = mode.aG + np.array([-0.04, 0.0, 0.04])
+    profile = theory.profile(P, grid)
+    for a, g, t_u, t_v in zip(grid, profile["g"], profile["t_u"], profile["t_v"]):
+        assert abs(theory.row_averages(g, t_u, t_v)["aG"] - a) < 1e-5  # brentq's xtol on g, times d aG / d g < 1
+    # the unconstrained mode sits at the middle grid point: the profile is lowest there, and its F is the mode's
+    assert np.argmin(profile["F"]) == 1
+    raw = theory.free_energy(profile["g"][1], profile["t_u"][1], profile["t_v"][1], P)
+    assert abs(raw - mode.free_energy) < 0.02  # Nelder-Mead's fatol and the mode's own optimiser tolerance
+
+
+@pytest.mark.slow  # 60-90 s on 2 cores
+def test_readout_marginal_hmc_matches_the_joint_posterior_at_the_smallest_size():
+    """HMC on S_r(W_QK) (readout integrated out) and on the joint U(W_QK, W): the same a_G moments."""
+    from emergence.validation.samplers.diagnostics import mean_and_standard_error
+    from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+
+    L, V, P, chains = 4, 2, 6, 8
+    batch = copy_task_batch([P] * chains, L, V, [5] * chains)
+    results = {}
+    for objective in ("marginal", "joint"):
+        model = CopyAttentionModel(chains, L, V, SOFTMAX)
+        parameters = [model.logit_weights] + ([model.readout] if objective == "joint" else [])
+        potential = model.marginal_potential if objective == "marginal" else model.potential
+        sampler = HMC(parameters, step_size=0.2, leapfrog_steps=10, generator=torch.Generator().manual_seed(11))
+        draws = adapt_and_sample(sampler, lambda: potential(batch), 150, 700,
+                                 lambda: {"aG": model.previous_token_attention(batch).detach()})
+        results[objective] = mean_and_standard_error(draws["aG"].numpy())
+    (m1, e1), (m2, e2) = results["marginal"], results["joint"]
+    assert abs(m1 - m2) < 4 * math.hypot(e1, e2), results
+    assert math.hypot(e1, e2) < 0.02
+
+
+def _theory_point(delta_F, uniform=0.07, copy=0.55, coexistence=True, aG_mean=0.3):
+    return {"delta_F": delta_F, "basin_aG": {"uniform": uniform, "copy": copy}, "coexistence": coexistence,
+            "aG_mean": aG_mean}
+
+
+def _measured(delta_F, basins=((0.08, 0.54),) * 3, converged=(True,) * 3, error=0.3, aG_mean=(0.3,) * 3):
+    P = [200, 400, 800]
+    value = root_in_log_P(P, delta_F)
+    return {"P": P, "delta_F": list(delta_F), "delta_F_error": [error] * 3, "converged": list(converged),
+            "basin_aG": [{"uniform": u, "copy": c} for u, c in basins], "aG_mean": list(aG_mean),
+            "P_star": None if value is None else {"value": value, "error": 10.0}}
+
+
+PREDICTED = {"P_star": 400.0, "points": [_theory_point(2.0), _theory_point(0.0), _theory_point(-2.0)]}
+
+
+def test_free_energy_agreement_passes_on_matching_profiles():
+    agreement = free_energy_agreement(_measured([2.2, 0.1, -1.8]), PREDICTED)
+    assert agreement["passes"], agreement["reasons"]
+    assert 1.0 < agreement["P_star_ratio"] < 1.1
+
+
+@pytest.mark.parametrize("measured, reason", [
+    (_measured([2.2, 0.1, -1.8], converged=(True, False, True)), "diagnostics not met"),
+    (_measured([2.2, 0.1, -1.8], basins=((0.08, 0.54), (None, 0.54), (0.08, 0.54))), "no measured uniform basin"),
+    (_measured([2.2, 0.1, -1.8], basins=((0.15, 0.54),) * 3), "basin a_G off"),
+    (_measured([4.0, 0.1, -1.8]), "Delta F 4.0"),
+    (_measured([5.0, 4.0, 2.5]), "no measured P*"),
+    (_measured([5.0, 3.0, -1.0]), "Delta F"),
+])
+def test_free_energy_agreement_fails_with_a_reason(measured, reason):
+    agreement = free_energy_agreement(measured, PREDICTED)
+    assert not agreement["passes"]
+    assert any(reason in text for text in agreement["reasons"]), agreement["reasons"]
+
+
+def test_a_planted_wrong_P_star_fails():
+    planted = {**PREDICTED, "P_star": 400.0 * 1.5}
+    agreement = free_energy_agreement(_measured([2.2, 0.1, -1.8]), planted)
+    assert not agreement["passes"] and any("P* ratio" in text for text in agreement["reasons"])
+
+
+def test_a_continuous_crossover_compares_the_posterior_means():
+    continuous = {"P_star": 400.0, "points": [_theory_point(d, coexistence=False, aG_mean=m)
+                                              for d, m in ((2.0, 0.15), (0.0, 0.4), (-2.0, 0.6))]}
+    good = _measured([2.2, 0.1, -1.8], aG_mean=(0.16, 0.42, 0.58))
+    assert free_energy_agreement(good, continuous)["passes"]
+    bad = _measured([2.2, 0.1, -1.8], aG_mean=(0.16, 0.52, 0.58))
+    assert any("posterior mean a_G" in text for text in free_energy_agreement(bad, continuous)["reasons"])

@@ -1,0 +1,176 @@
+r"""The copy-task posterior's free energy along the copy order parameter: umbrella windows sampled by HMC.
+
+The target is the readout-marginal posterior of model T's attention weights,
+:math:`p(W_{QK}\mid D) \propto e^{-S_r(W_{QK})}` (:meth:`~emergence.validation.copy_task.models.CopyAttentionModel.marginal_potential`;
+the readout is integrated out exactly).  The collective variable is :math:`a_G`, the attention on
+the previous token averaged over the ``P`` training sequences and their positions,
+
+.. math::
+    a_G(W_{QK}) = \frac{1}{PL}\sum_{\mu}\sum_{i} A^\mu_{i,i-1},
+
+differentiable in :math:`W_{QK}` (:meth:`~emergence.validation.copy_task.models.CopyAttentionModel.previous_token_attention`).  One sweep point (one
+:math:`P`, :func:`run_free_energy_point`) runs ``chains`` HMC chains in each of ``K`` harmonic
+windows :math:`\tfrac{\kappa}{2}(a_G - a_k)^2`, all ``K * chains`` of them as one batched model on
+the same training set, and combines the windows with MBAR
+(:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  With one window and
+:math:`\kappa = 0` it is plain (unbiased) HMC on the posterior.
+
+Reported per point: the profile :math:`F(a_G)`, the copy-basin mass above ``divide`` and
+:math:`\Delta F = F_{\rm copy} - F_{\rm uniform}`, the unbiased posterior mean of :math:`a_G`, each
+window's rank-normalised :math:`\hat R` and bulk ESS (ArviZ), MBAR's smallest neighbour overlap,
+the HMC acceptance, and the cost: seconds per batched gradient and its FLOPs
+(``torch.utils.flop_counter``), from which the command reports the fraction of the machine's
+measured FLOP/s.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from emergence.numerics.order_parameters import cyclic_shift
+from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, CopyTaskConvention
+from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.training import measure_draw
+from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
+from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.umbrella import free_energy_profile
+
+EVALUATION_SEQUENCES = 128
+"""Fresh sequences per run on which linear attention's order parameters are measured."""
+RHAT_LIMIT = 1.01
+ESS_MINIMUM = 400
+OVERLAP_MINIMUM = 0.03
+"""Diagnostics a point must meet to count (issue 25): rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
+
+
+
+
+def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention, seed: int = 0,
+                          attention: str = "softmax", **settings) -> dict[str, Any]:
+    """The JSON-able configuration of one point (its hash keys the result file); linear attention samples without windows."""
+    config = {"experiment": "posterior-free-energy", "attention": attention, "L": int(L), "V": int(V), "P": int(P),
+              "seed": int(seed), "convention": convention.with_attention(attention).as_dict()}
+    config.update({key: settings.get(key, FREE_ENERGY_DEFAULTS[key]) for key in FREE_ENERGY_DEFAULTS})
+    if attention == "linear":
+        config.update(centres=[0.0], kappa=0.0)
+    config["centres"] = [float(c) for c in config["centres"]]
+    return config
+
+
+def _start(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
+    r"""Each run at a prior draw of :math:`W_{QK}` plus :math:`g S` in the position block, with :math:`g` set for its window's centre."""
+    L, V = model.L, model.V
+    generator = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        noise = math.sqrt(model.logit_prior_variance) * torch.randn(model.logit_weights.shape, generator=generator,
+                                                                    dtype=model.logit_weights.dtype)
+        model.logit_weights.copy_(noise.to(model.logit_weights.device))
+        a = centres.clamp(1e-3, 1 - 1e-3)
+        g = torch.log(a * (L - 1) / (1 - a))
+        shift = torch.as_tensor(cyclic_shift(L), dtype=noise.dtype)  # S[i, i-1] = 1
+        model.logit_weights[:, V:, V:] += g[:, None, None].to(noise.device) * shift.to(model.logit_weights.device)
+
+
+def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[str, float]:
+    """Seconds and FLOPs of one batched gradient of ``potential()`` (FLOPs from ``torch.utils.flop_counter``)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        torch.autograd.grad(potential().sum(), parameter)
+    started = time.perf_counter()
+    for _ in range(repeats):
+        torch.autograd.grad(potential().sum(), parameter)
+    return {"seconds_per_gradient": (time.perf_counter() - started) / repeats,
+            "flops_per_gradient": float(counter.get_total_flops())}
+
+
+def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """HMC on one P (all windows and chains batched); return the summary of the module docstring.
+
+    Softmax: ``chains`` per window started at the window's centre, :math:`a_G` over the training
+    sequences recorded.  Linear (no windows): half the chains start in the uniform pattern, half in
+    the copy pattern, and each draw records the gauge-fixed :math:`c_1, c_G` (with :math:`a_G`,
+    coverage and test loss) of :func:`~emergence.validation.copy_task.training.measure_draw`.
+    """
+    started = time.perf_counter()
+    torch.set_num_threads(1)  # one core per point: small tensors, and 2-thread OpenMP under load was 7x slower
+    convention = CopyTaskConvention(**config["convention"])
+    L, V, P, chains = config["L"], config["V"], config["P"], config["chains"]
+    centres = np.asarray(config["centres"], dtype=float)
+    kappa = float(config["kappa"])
+    runs = len(centres) * chains
+    data_seed = config["seed"] * 1_000_003 + 7919 * P
+    batch = copy_task_batch([P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
+                            torch.float64, device)
+    model = CopyAttentionModel(runs, L, V, convention, device=device)
+    run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
+    if config["attention"] == "softmax":
+        _start(model, run_centres, config["seed"])
+
+        def record():
+            return {"aG": model.previous_token_attention(batch).detach()}
+    else:
+        model.initialise(["uniform" if r < runs // 2 else "copy" for r in range(runs)],
+                         [config["seed"] * 1_000_003 + r for r in range(runs)])
+        evaluation = copy_task_batch([EVALUATION_SEQUENCES] * runs, L, V, [data_seed + 104_729] * runs,
+                                     convention.shift, convention.targets, torch.float64, device)
+
+        def record():
+            return measure_draw(model, batch, evaluation, "marginal", "HMC")
+
+    def potential():
+        action = model.marginal_potential(batch)
+        if kappa == 0:
+            return action
+        return action + 0.5 * kappa * (model.previous_token_attention(batch) - run_centres) ** 2
+
+    # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
+    sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),
+                  leapfrog_steps=config["leapfrog"], generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
+    cost = gradient_cost(potential, model.logit_weights)
+    samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record)
+    observed = {key: value.cpu().numpy().reshape(len(centres), chains, -1) for key, value in samples.items()
+                if key in ("aG", "c1", "cG")}
+    diagnostics = {key: [rhat_and_bulk_ess(values[k]) for k in range(len(centres))] for key, values in observed.items()}
+    aG = observed["aG"]
+    summary: dict[str, Any] = {
+        "P": P, "centres": centres.tolist(), "kappa": kappa,
+        "window_mean": aG.mean(axis=(1, 2)).tolist(),
+        "window_rhat": [max(d[k][0] for d in diagnostics.values()) for k in range(len(centres))],
+        "window_ess": [min(d[k][1] for d in diagnostics.values()) for k in range(len(centres))],
+        "acceptance": float(samples["acceptance"].mean()),
+    }
+    summary["rhat_max"] = float(max(summary["window_rhat"]))
+    summary["ess_min"] = float(min(summary["window_ess"]))
+    if kappa > 0:
+        bins = np.linspace(0.0, 0.95, config["bins"] + 1)
+        profile = free_energy_profile(aG, centres, kappa, divide=config["divide"], bins=bins, seed=config["seed"])
+        summary.update({
+            "bins": profile.bin_centres.tolist(), "F": _finite_or_none(profile.F), "F_error": _finite_or_none(profile.F_error),
+            "mode_weight": profile.mass_high, "mode_weight_error": profile.mass_high_error,
+            "delta_F": profile.delta_F, "delta_F_error": profile.delta_F_error,
+            "overlap_min": profile.overlap_min, "aG_mean": profile.mean, "aG_sem": profile.mean_error,
+            "basin_aG": {"uniform": profile.basin_minimum(0.0, config["divide"]),
+                         "copy": profile.basin_minimum(config["divide"], 1.0)},
+        })
+    else:
+        summary.update({"mode_weight": float((aG >= config["divide"]).mean()), "overlap_min": None})
+        for key, values in observed.items():
+            summary[f"{key}_mean"], summary[f"{key}_sem"] = mean_and_standard_error(values[0])
+    summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
+                                and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
+    summary.update(cost)
+    summary["gradients"] = (config["warmup"] + config["draws"]) * (config["leapfrog"] + 1)
+    summary["seconds"] = time.perf_counter() - started
+    return summary
+
+
+def _finite_or_none(values) -> list[float | None]:
+    """JSON-safe list: non-finite entries (empty bins) as ``None``."""
+    return [float(v) if np.isfinite(v) else None for v in values]

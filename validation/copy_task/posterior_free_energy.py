@@ -1,0 +1,256 @@
+r"""Posterior validation by free energy (softmax model T): the sampled profile :math:`F(a_G; P)` against the posterior theory.
+
+A first-order transition is located where the two phases have equal free energy, not by waiting
+for a chain to tunnel.  For each :math:`P` of the grid:
+
+* **measured** (:func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`):
+  umbrella windows on :math:`a_G` sampled by HMC, combined by MBAR, give :math:`F(a_G)`, the
+  mass of the copy basin (:math:`a_G \ge a_\dagger`) and
+  :math:`\Delta F = -\ln(m_{\rm copy}/m_{\rm uniform})`;
+* **predicted** (:meth:`~emergence.numerics.copy_head.posterior.PosteriorTheory.profile`):
+  :math:`F_{\rm th}(a_G; P)` with the bulk variances optimised at each :math:`a_G`, and from it
+  the same :math:`\Delta F` by the same estimator (the masses of :math:`e^{-F_{\rm th}}` on the
+  two sides of :math:`a_\dagger`); the theory's modes and its posterior :math:`P^*` (equal mode
+  free energies, :meth:`~emergence.numerics.copy_head.posterior.PosteriorTheory.transition`);
+* **saddle**: the MAP theory's :math:`P^*` beside them (the bulk dropped).
+
+The measured :math:`P^*` is the root of :math:`\Delta F(P)` (linear in :math:`\ln P` between the two
+converged points where it changes sign); its error is the half-width of the roots of
+:math:`\Delta F \pm \sigma`.  :func:`free_energy_agreement` passes only when every point meets the
+diagnostics (:data:`~emergence.validation.copy_task.free_energy.RHAT_LIMIT`, ESS, overlap), the basins
+lie within :data:`BASIN_TOLERANCE` of the theory's, :math:`\Delta F` is within
+:math:`\max(1, 2\sigma)` nats of the theory's at every :math:`P`, and :math:`P^*` (where the theory
+has one on the grid) is within :data:`P_STAR_FACTOR`.  Basins are compared where the theory's two
+modes coexist; where they never do on the grid (a continuous crossover, as at L = 8) the posterior
+means of :math:`a_G` must lie within :data:`MEAN_TOLERANCE` of the theory's instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+BASIN_TOLERANCE = 0.05
+DELTA_F_TOLERANCE = 1.0
+P_STAR_FACTOR = 1.25
+MEAN_TOLERANCE = 0.05
+PROFILE_POINTS = 24
+PROFILE_RANGE = (0.02, 0.9)
+
+
+def predicted_point_config(L: int, V: int, P: float, convention, divide: float, draws: int = 4000) -> dict[str, Any]:
+    """The JSON-able configuration of one theory profile (a resumable sweep point, like a measurement)."""
+    return {"experiment": "posterior-theory-profile", "L": int(L), "V": int(V), "P": float(P), "divide": float(divide),
+            "draws": int(draws), "convention": convention.with_attention("softmax").as_dict()}
+
+
+def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
+    r"""The theory's profile at one P, its :math:`\Delta F` by the measurement's estimator, the two modes and their means."""
+    from emergence.numerics.copy_head.posterior import PosteriorTheory
+    from emergence.validation.copy_task.config import CopyTaskConvention
+
+    theory = PosteriorTheory(config["L"], config["V"], CopyTaskConvention(**config["convention"]), draws=config["draws"])
+    grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
+    profile = theory.profile(config["P"], grid)
+    F = np.asarray(profile["F"])
+    weight = np.exp(-F)
+    copy_side = grid >= config["divide"]
+    mass_copy = float(np.trapezoid(np.where(copy_side, weight, 0.0), grid) / np.trapezoid(weight, grid))
+    modes = theory.modes(config["P"])
+    return {
+        "P": config["P"], "profile": profile,
+        "delta_F": float(-np.log(mass_copy / (1 - mass_copy))), "mode_weight": mass_copy,
+        "aG_mean": float(np.trapezoid(weight * grid, grid) / np.trapezoid(weight, grid)),
+        "basin_aG": _profile_basins(grid, F, config["divide"]),
+        "modes": {name: {"aG": mode.aG, "free_energy": mode.free_energy, "t_u": mode.t_u, "t_v": mode.t_v}
+                  for name, mode in modes.items()},
+        "coexistence": bool(abs(modes["copy"].aG - modes["uniform"].aG) > 0.05),
+    }
+
+
+def _profile_basins(grid, F, divide) -> dict[str, float | None]:
+    """The lowest point of the profile on each side of ``divide`` if it is a local minimum (not the edge), else ``None``."""
+    basins: dict[str, float | None] = {}
+    for name, side in (("uniform", grid < divide), ("copy", grid >= divide)):
+        index = np.flatnonzero(side)
+        best = index[np.argmin(F[index])]
+        interior = 0 < best < len(grid) - 1 and F[best] <= F[best - 1] and F[best] <= F[best + 1]
+        basins[name] = float(grid[best]) if interior else None
+    return basins
+
+
+def root_in_log_P(P, values) -> float | None:
+    """Where ``values`` first change sign from positive to non-positive, linear in ln P; ``None`` without one."""
+    for i in range(len(P) - 1):
+        if values[i] > 0 >= values[i + 1]:
+            fraction = values[i] / (values[i] - values[i + 1])
+            return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
+    return None
+
+
+def measured_free_energy(grid, results) -> dict[str, Any]:
+    """The ``measured`` record: profiles per P, ``P_star`` {value, error}, and the worst diagnostics."""
+    converged = [bool(r["converged"]) for r in results]
+    delta = np.array([r["delta_F"] for r in results])
+    error = np.array([r["delta_F_error"] for r in results])
+    usable = [i for i, ok in enumerate(converged) if ok]
+    P_used = [grid[i] for i in usable]
+    value = root_in_log_P(P_used, delta[usable])
+    bounds = [root_in_log_P(P_used, delta[usable] + sign * error[usable]) for sign in (-1, 1)]
+    P_star = None
+    if value is not None:
+        finite = [b for b in bounds if b is not None]
+        P_star = {"value": value, "error": 0.5 * abs(bounds[1] - bounds[0]) if len(finite) == 2 else None}
+    return {
+        "P": list(grid), "P_star": P_star,
+        "profiles": [{key: r.get(key) for key in ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat",
+                                                     "window_ess", "acceptance")} for r in results],
+        "delta_F": delta.tolist(), "delta_F_error": error.tolist(),
+        "aG_mean": [r["aG_mean"] for r in results], "aG_sem": [r["aG_sem"] for r in results],
+        "basin_aG": [r["basin_aG"] for r in results], "mode_weight": [r["mode_weight"] for r in results],
+        "converged": converged,
+        "rhat_max": max(r["rhat_max"] for r in results), "ess_min": min(r["ess_min"] for r in results),
+        "overlap_min": min(r["overlap_min"] for r in results),
+        "seconds": [r["seconds"] for r in results], "seconds_per_gradient": [r["seconds_per_gradient"] for r in results],
+        "flops_per_gradient": [r["flops_per_gradient"] for r in results],
+    }
+
+
+def free_energy_agreement(measured: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
+    """``P_star_ratio``, ``basin_aG_error_max``, ``delta_F_error_max``, ``aG_mean_error_max``, ``passes`` and ``reasons``."""
+    reasons: list[str] = []
+    unconverged = [P for P, ok in zip(measured["P"], measured["converged"]) if not ok]
+    if unconverged:
+        reasons.append(f"diagnostics not met (R-hat, ESS or overlap) at P = {unconverged}")
+    basin_errors, delta_errors, mean_errors = [], [], []
+    first_order = any(point["coexistence"] for point in predicted["points"])
+    for i, P in enumerate(measured["P"]):
+        theory = predicted["points"][i]
+        for name in ("uniform", "copy"):
+            expected, found = theory["basin_aG"][name], measured["basin_aG"][i][name]
+            if theory["coexistence"] and expected is not None:
+                if found is None:
+                    reasons.append(f"no measured {name} basin at P = {P:g} (theory {expected:.2f})")
+                else:
+                    basin_errors.append(abs(found - expected))
+        difference = abs(measured["delta_F"][i] - theory["delta_F"])
+        delta_errors.append(difference)
+        if not difference <= max(DELTA_F_TOLERANCE, 2 * measured["delta_F_error"][i]):
+            reasons.append(f"Delta F {measured['delta_F'][i]:.1f} ± {measured['delta_F_error'][i]:.1f} against the "
+                           f"theory's {theory['delta_F']:.1f} at P = {P:g}")
+        mean_errors.append(abs(measured["aG_mean"][i] - theory["aG_mean"]))
+    basin_max = max(basin_errors) if basin_errors else None
+    if basin_max is not None and basin_max > BASIN_TOLERANCE:
+        reasons.append(f"basin a_G off by {basin_max:.2f} > {BASIN_TOLERANCE}")
+    if not first_order and max(mean_errors) > MEAN_TOLERANCE:
+        worst = int(np.argmax(mean_errors))
+        reasons.append(f"posterior mean a_G {measured['aG_mean'][worst]:.2f} against the theory's "
+                       f"{predicted['points'][worst]['aG_mean']:.2f} at P = {measured['P'][worst]:g}")
+    ratio = None
+    if predicted["P_star"] is not None:
+        if measured["P_star"] is None:
+            reasons.append(f"no measured P* on the converged grid (theory {predicted['P_star']:.0f})")
+        else:
+            ratio = measured["P_star"]["value"] / predicted["P_star"]
+            if not 1 / P_STAR_FACTOR <= ratio <= P_STAR_FACTOR:
+                reasons.append(f"P* ratio {ratio:.2f} outside {P_STAR_FACTOR}x")
+    return {"P_star_ratio": ratio, "basin_aG_error_max": basin_max, "delta_F_error_max": max(delta_errors),
+            "aG_mean_error_max": max(mean_errors), "passes": not reasons, "reasons": reasons}
+
+
+def default_P_grid(theory_P_star: float, points: int = 6) -> list[int]:
+    """``points`` values of P, geometric from P*/2.5 to 2 P* (P* the posterior theory's), spanning the jump."""
+    return sorted({int(round(p)) for p in np.geomspace(theory_P_star / 2.5, 2 * theory_P_star, points)})
+
+
+def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float = 20_000.0, points: int = 16,
+                     draws: int = 20_000):
+    """The posterior theory's P* on a geometric scan of ``[low, high]`` (``None`` without a jump there)."""
+    from emergence.numerics.copy_head.posterior import PosteriorTheory
+
+    scan = np.geomspace(low, high, points)
+    return PosteriorTheory(L, V, convention, draws=draws).transition(scan)["P_star"]
+
+
+def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
+                               executor=None, seed: int = 0, theory_draws: int | None = None,
+                               progress: bool = True) -> dict[str, Any]:
+    """The whole softmax free-energy comparison: theory profiles and umbrella points (both resumable sweeps), saddle, agreement.
+
+    Returns the report's ``predicted``, ``saddle``, ``measured`` and ``agreement`` records (see the module docstring).
+    """
+    import os
+    from functools import partial
+
+    from emergence.base.sweeps import run_sweep
+    from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+
+    P_grid = [int(P) for P in P_grid]
+    theory_P_star = posterior_P_star(L, V, convention, low=min(P_grid) / 4, high=max(P_grid) * 4,
+                                     draws=theory_draws or 20_000)
+    divide = float(settings["divide"])
+    theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000) for P in P_grid]
+    theory_points = run_sweep(run_predicted_point, theory_configs, os.path.join(out, "theory"), executor=executor,
+                              progress=progress, description="posterior theory profiles")
+    predicted = {"label": "posterior (mean-field bulk; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
+                 "divide": divide, "points": theory_points,
+                 "profiles": [point["profile"] for point in theory_points],
+                 "delta_F": [point["delta_F"] for point in theory_points]}
+    fine = np.geomspace(min(P_grid) / 4, max(P_grid) * 4, 200)
+    saddle_record = predicted_phase_diagram("softmax", L, V, convention, fine)
+    saddle = {"label": "saddle (MAP; bulk dropped)", "P_star": saddle_record["transitions"].get("P_star"),
+              "transitions": saddle_record["transitions"]}
+    configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
+    results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "umbrella"),
+                        executor=executor, progress=progress, description="umbrella windows")
+    measured = measured_free_energy(P_grid, results)
+    agreement = free_energy_agreement(measured, predicted)
+    if measured["P_star"] is not None and saddle["P_star"]:
+        agreement["posterior_over_saddle"] = {"measured": measured["P_star"]["value"] / saddle["P_star"],
+                                              "theory": theory_P_star / saddle["P_star"] if theory_P_star else None}
+    return {"predicted": predicted, "saddle": saddle, "measured": measured, "agreement": agreement}
+
+
+LINEAR_TRANSITION_FACTOR = 1.5
+"""Linear attention: measured P1 and crossover must lie within this factor of the posterior theory's (issue 25)."""
+
+
+def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
+                              executor=None, seed: int = 0, theory_draws: int | None = None,
+                              progress: bool = True) -> dict[str, Any]:
+    r"""Linear attention: unbiased HMC posterior means of the gauge-fixed :math:`c_1, c_G` along P against the posterior theory.
+
+    The linear transitions are continuous, so no window is needed: ``chains`` HMC chains per P (half
+    started uniform, half copy).  P1 (half rise of :math:`c_1`) and the crossover (steepest rise of
+    :math:`c_G`) use the same estimators on the measured grid as on the theory's fine grid
+    (:func:`~emergence.validation.copy_task.posterior_validation.predicted_linear_posterior`);
+    every point must meet the diagnostics.
+    """
+    import os
+    from functools import partial
+
+    from emergence.base.sweeps import run_sweep
+    from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
+    from emergence.validation.copy_task.posterior_validation import (
+        half_rise_crossing, linear_posterior_agreement, predicted_linear_posterior, steepest_rise,
+    )
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+
+    P_grid = [int(P) for P in P_grid]
+    predicted = predicted_linear_posterior(L, V, convention, P_grid, draws=theory_draws or 256)
+    saddle = predicted_phase_diagram("linear", L, V, convention, np.geomspace(P_grid[0], P_grid[-1], 200))
+    saddle["label"] = "saddle (MAP; bulk dropped)"
+    configs = [umbrella_point_config(L, V, P, convention, seed=seed, attention="linear", **settings) for P in P_grid]
+    results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "hmc"),
+                        executor=executor, progress=progress, description="HMC linear")
+    measured: dict[str, Any] = {"P": P_grid}
+    for key in ("c1_mean", "c1_sem", "cG_mean", "cG_sem", "aG_mean", "aG_sem", "rhat_max", "ess_min", "acceptance",
+                "seconds", "seconds_per_gradient", "flops_per_gradient"):
+        measured[key] = [r[key] for r in results]
+    measured["flagged"] = [not r["converged"] for r in results]
+    measured["P1"] = half_rise_crossing(P_grid, measured["c1_mean"])
+    measured["crossover"] = steepest_rise(P_grid, measured["cG_mean"])
+    agreement = linear_posterior_agreement(measured, predicted, factor=LINEAR_TRANSITION_FACTOR)
+    return {"predicted": predicted, "saddle": saddle, "measured": measured, "agreement": agreement}
