@@ -56,11 +56,15 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
     F = np.asarray(profile["F"])
     weight = np.exp(-F)
     copy_side = grid >= config["divide"]
-    mass_copy = float(np.trapezoid(np.where(copy_side, weight, 0.0), grid) / np.trapezoid(weight, grid))
+    # masses of e^{-F} on each side in logs (trapezoid weights): a basin e^{-700} below the other stays finite
+    log_trapezoid = np.log(np.gradient(grid)) - F
+    log_copy = np.logaddexp.reduce(log_trapezoid[copy_side])
+    log_uniform = np.logaddexp.reduce(log_trapezoid[~copy_side])
+    mass_copy = float(1 / (1 + np.exp(log_uniform - log_copy)))
     modes = theory.modes(config["P"])
     return {
         "P": config["P"], "profile": profile,
-        "delta_F": float(-np.log(mass_copy / (1 - mass_copy))), "mode_weight": mass_copy,
+        "delta_F": float(log_uniform - log_copy), "mode_weight": mass_copy,
         "aG_mean": float(np.trapezoid(weight * grid, grid) / np.trapezoid(weight, grid)),
         "basin_aG": _profile_basins(grid, F, config["divide"]),
         "modes": {name: {"aG": mode.aG, "free_energy": mode.free_energy, "t_u": mode.t_u, "t_v": mode.t_v}
