@@ -135,3 +135,24 @@ def test_a_continuous_crossover_compares_the_posterior_means():
     assert free_energy_agreement(good, continuous)["passes"]
     bad = _measured([2.2, 0.1, -1.8], aG_mean=(0.16, 0.52, 0.58))
     assert any("posterior mean a_G" in text for text in free_energy_agreement(bad, continuous)["reasons"])
+
+
+def test_bulk_variance_ratios_are_one_under_the_prior_and_blind_to_gauge_and_copy_pattern():
+    from emergence.numerics.order_parameters import cyclic_shift
+    from emergence.validation.copy_task.free_energy import bulk_variance_ratios
+
+    V, L, R, s = 4, 8, 4000, 2.0
+    W = math.sqrt(s) * torch.randn(R, V + L, V + L, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    prior = bulk_variance_ratios(W, V, s)
+    # each mean over 4000 draws of a chi-square ratio with >= 36 degrees of freedom: standard error < 0.004
+    assert abs(float(prior["t_u"].mean()) - 1) < 0.02 and abs(float(prior["t_v"].mean()) - 1) < 0.02
+    shifted = W.clone()
+    shifted[:, V:, V:] += 3.0 * torch.as_tensor(cyclic_shift(L), dtype=W.dtype)
+    shifted[:, :V, :] += 5.0  # a constant per query row: a softmax gauge
+    moved = bulk_variance_ratios(shifted, V, s)
+    eps = torch.finfo(torch.float64).eps
+    for key in ("t_u", "t_v"):
+        assert torch.allclose(moved[key], prior[key], rtol=0, atol=1e3 * eps)  # sums of ~150 squares of O(10) entries
+    assert abs(float(moved["g"].mean() - prior["g"].mean()) - 3.0) < 1e-12
+    halved = bulk_variance_ratios(W / math.sqrt(2), V, s)
+    assert abs(float(halved["t_u"].mean()) - 0.5) < 0.01  # a variance change is seen

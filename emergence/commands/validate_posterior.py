@@ -117,6 +117,11 @@ def _print_umbrella(report) -> None:
     print(f"P* measured {shown}; posterior theory {'none' if theory is None else f'{theory:.0f}'}; "
           f"saddle (MAP) {report['saddle']['P_star'] if report['saddle']['P_star'] is None else round(report['saddle']['P_star'])}")
     print(f"passes: {agreement['passes']}" + ("" if agreement["passes"] else f" ({'; '.join(agreement['reasons'])})"))
+    print("bulk of W_QK per window (sampled t_u, t_v against the theory's at the window's a_G):")
+    for row in measured["bulk"]:
+        cells = "  ".join(f"{a:.2f}: {tu:.2f}/{tu_th:.2f} {tv:.2f}/{tv_th:.2f}" for a, tu, tu_th, tv, tv_th in
+                          zip(row["aG"], row["t_u"], row["t_u_theory"], row["t_v"], row["t_v_theory"]))
+        print(f"  P = {row['P']}: {cells}")
 
 
 def _overlap(report, i) -> str:

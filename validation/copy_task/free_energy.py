@@ -77,6 +77,35 @@ def _start(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
         model.logit_weights[:, V:, V:] += g[:, None, None].to(noise.device) * shift.to(model.logit_weights.device)
 
 
+def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: float) -> dict[str, torch.Tensor]:
+    r"""The sampled bulk of model T's :math:`W_{QK}` as the posterior theory's variance ratios :math:`t_u, t_v`, each ``(R,)``.
+
+    The theory gives the entries of the key-token blocks :math:`W_{tt}, W_{pt}` variance :math:`t_u s`
+    and those of the key-position blocks :math:`W_{tp}, W_{pp}` variance :math:`t_v s` (around the
+    copy pattern :math:`g S` in :math:`W_{pp}`).  A constant added to a row (one query token or
+    position, every key) is a softmax gauge the data never see, so rows are centred first:
+
+    .. math::
+        \hat t_u = rac{\sum (W - ar W_{m row})^2}{s\,(V + L)(V - 1)}, \qquad
+        \hat t_v = rac{\sum (W - ar W_{m row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
+
+    with :math:`\hat g` the least-squares copy logit of the centred :math:`W_{pp}` (one degree of freedom).
+    ``weights``: ``(R, V + L, V + L)``.
+    """
+    L = weights.shape[-1] - V
+    token_keys = weights[:, :, :V]
+    token_keys = token_keys - token_keys.mean(-1, keepdim=True)
+    position_keys = weights[:, :, V:]
+    position_keys = position_keys - position_keys.mean(-1, keepdim=True)
+    pattern = torch.as_tensor(cyclic_shift(L), dtype=weights.dtype, device=weights.device) - 1.0 / L
+    copy_logit = (position_keys[:, V:, :] * pattern).sum((-2, -1)) / (pattern * pattern).sum()
+    residual = position_keys.clone()
+    residual[:, V:, :] -= copy_logit[:, None, None] * pattern
+    return {"t_u": (token_keys**2).sum((-2, -1)) / (logit_prior_variance * (V + L) * (V - 1)),
+            "t_v": (residual**2).sum((-2, -1)) / (logit_prior_variance * ((V + L) * (L - 1) - 1)),
+            "g": copy_logit}
+
+
 def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[str, float]:
     """Seconds and FLOPs of one batched gradient of ``potential()`` (FLOPs from ``torch.utils.flop_counter``)."""
     from torch.utils.flop_counter import FlopCounterMode
@@ -114,7 +143,8 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
         _start(model, run_centres, config["seed"])
 
         def record():
-            return {"aG": model.previous_token_attention(batch).detach()}
+            bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
+            return {"aG": model.previous_token_attention(batch).detach(), **bulk}
     else:
         model.initialise(["uniform" if r < runs // 2 else "copy" for r in range(runs)],
                          [config["seed"] * 1_000_003 + r for r in range(runs)])
@@ -142,6 +172,8 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     summary: dict[str, Any] = {
         "P": P, "centres": centres.tolist(), "kappa": kappa,
         "window_mean": aG.mean(axis=(1, 2)).tolist(),
+        **{f"window_{key}": samples[key].cpu().numpy().reshape(len(centres), -1).mean(1).tolist()
+           for key in ("t_u", "t_v", "g") if key in samples},
         "window_rhat": [max(d[k][0] for d in diagnostics.values()) for k in range(len(centres))],
         "window_ess": [min(d[k][1] for d in diagnostics.values()) for k in range(len(centres))],
         "acceptance": float(samples["acceptance"].mean()),

@@ -109,7 +109,8 @@ def measured_free_energy(grid, results) -> dict[str, Any]:
     return {
         "P": list(grid), "P_star": P_star,
         "profiles": [{key: r.get(key) for key in ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat",
-                                                     "window_ess", "acceptance")} for r in results],
+                                                     "window_ess", "window_t_u", "window_t_v", "window_g", "acceptance")}
+                     for r in results],
         "delta_F": delta.tolist(), "delta_F_error": error.tolist(),
         "aG_mean": [r["aG_mean"] for r in results], "aG_sem": [r["aG_sem"] for r in results],
         "basin_aG": [r["basin_aG"] for r in results], "mode_weight": [r["mode_weight"] for r in results],
@@ -119,6 +120,25 @@ def measured_free_energy(grid, results) -> dict[str, Any]:
         "seconds": [r["seconds"] for r in results], "seconds_per_gradient": [r["seconds_per_gradient"] for r in results],
         "flops_per_gradient": [r["flops_per_gradient"] for r in results],
     }
+
+
+def bulk_comparison(measured: dict[str, Any], predicted: dict[str, Any]) -> list[dict[str, Any]]:
+    r"""The sampled bulk against the theory's: per P and window, :math:`\hat t_u, \hat t_v` of the samples
+    (:func:`~emergence.validation.copy_task.free_energy.bulk_variance_ratios`) beside the theory's
+    optimised :math:`t_u, t_v` at the window's mean :math:`a_G` (linear interpolation on the profile grid).
+
+    A diagnosis, not a verdict: where the free energies disagree, this says whether the mean-field
+    bulk (its two variances) is what breaks.
+    """
+    rows = []
+    for sampled, theory in zip(measured["profiles"], predicted["profiles"]):
+        if sampled.get("window_t_u") is None:
+            continue
+        at = sampled["window_mean"]
+        rows.append({"P": sampled["P"], "aG": at, "t_u": sampled["window_t_u"], "t_v": sampled["window_t_v"],
+                     "t_u_theory": np.interp(at, theory["aG"], theory["t_u"]).tolist(),
+                     "t_v_theory": np.interp(at, theory["aG"], theory["t_v"]).tolist()})
+    return rows
 
 
 def free_energy_agreement(measured: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
@@ -210,6 +230,7 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "umbrella"),
                         executor=executor, progress=progress, description="umbrella windows")
     measured = measured_free_energy(P_grid, results)
+    measured["bulk"] = bulk_comparison(measured, predicted)
     agreement = free_energy_agreement(measured, predicted)
     if measured["P_star"] is not None and saddle["P_star"]:
         agreement["posterior_over_saddle"] = {"measured": measured["P_star"]["value"] / saddle["P_star"],
