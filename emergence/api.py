@@ -289,13 +289,13 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
             default_P_grid, posterior_P_star, run_free_energy_validation,
         )
 
+        P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
         if P is None:
-            P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
             if P_star is None:
                 raise EmergenceError(f"the posterior theory has no P* on [20, 20000] at L={L}, V={V}; give --P-grid")
             P = default_P_grid(P_star)
         report = run_free_energy_validation(L, V, convention, list(P), _sampler_settings(settings),
-                                            theory_draws=theory_draws, **common)
+                                            theory_draws=theory_draws, theory_P_star=P_star, **common)
     elif method == "hmc":
         from emergence.validation.copy_task.posterior_free_energy import run_linear_hmc_validation
 

@@ -148,3 +148,18 @@ def test_umbrella_command_writes_the_issue_keys_and_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert main(arguments[:-4] + ["--json", "-"]) == 0
     assert json.loads(capsys.readouterr().out)["measured"] == report["measured"]  # exact: the same stored points
+
+
+def test_linear_hmc_command_reports_transitions_and_fails_unconverged_points(tmp_path):
+    arguments = [
+        "validate", "posterior", "--attention", "linear", "--L", "4", "--V", "2", "--P-grid", "8,32,128",
+        "--chains", "2", "--warmup", "6", "--draws", "6", "--leapfrog", "3", "--theory-draws", "100",
+        "--workers", "1", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "report.json"),
+    ]
+    assert main(arguments) == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["method"] == "hmc"
+    for key in ("P1", "crossover", "c1_mean", "cG_mean", "rhat_max", "ess_min", "flagged"):
+        assert key in report["measured"], key
+    assert set(report["agreement"]) >= {"P1_ratio", "crossover_ratio", "passes"}
+    assert report["agreement"]["passes"] is False and "not converged" in report["agreement"]["reason"]

@@ -140,8 +140,9 @@ def _print_transitions(report) -> None:
               f"{measured['ess_min'][i]:>6.0f}  {theory}{flag}")
     saddle = report["saddle"] or {"transitions": {}}
     for name in ("P1", "crossover"):
-        print(f"{name} measured {measured.get(name)}, posterior theory {predicted.get(name) if predicted else None}, "
-              f"saddle (MAP) {saddle['transitions'].get(name)}")
+        values = [measured.get(name), predicted.get(name) if predicted else None, saddle["transitions"].get(name)]
+        shown = ["-" if value is None else f"{value:.3g}" for value in values]
+        print(f"{name} measured {shown[0]} (between grid points), posterior theory {shown[1]}, saddle (MAP) {shown[2]}")
     print(f"passes: {agreement['passes']} ({agreement['reason']})")
 
 
@@ -156,6 +157,17 @@ def _print_replica_exchange(report) -> None:
               f"{measured['rhat_max'][i]:>6.2f} {measured['ess_min'][i]:>6.0f} "
               f"{swap if swap is None else round(swap, 2)!s:>5}  {theory:>12}{flag}")
     print(f"passes: {report['agreement']['passes']} ({report['agreement']['reason']})")
+
+
+def _cost(measured) -> dict:
+    """Seconds and FLOPs per batched gradient at each P, and their fraction of one core's measured float64 matmul rate."""
+    from emergence.benchmarks.hardware_limits import torch_single_thread_flops
+
+    limit = torch_single_thread_flops()
+    rates = [f / s for f, s in zip(measured["flops_per_gradient"], measured["seconds_per_gradient"])]
+    return {"seconds_per_gradient": measured["seconds_per_gradient"], "flops_per_gradient": measured["flops_per_gradient"],
+            "limit": "float64 matmul, one torch thread (each point runs one)", "limit_flop_per_second": limit,
+            "fraction_of_limit": [rate / limit for rate in rates]}
 
 
 def run(args) -> int:
@@ -181,6 +193,8 @@ def run(args) -> int:
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
                                 theory_draws=args.theory_draws, **settings)
+    if method != "replica-exchange":
+        report["cost"] = _cost(report["measured"])
     if args.plot:
         from emergence.figures import free_energy_figure, posterior_figure, save_figure
 
@@ -193,4 +207,9 @@ def run(args) -> int:
     if args.json:
         write_json_atomic(args.json, report)
     {"umbrella": _print_umbrella, "hmc": _print_transitions}.get(method, _print_replica_exchange)(report)
+    if "cost" in report:
+        cost = report["cost"]
+        print(f"cost per batched gradient: {min(cost['seconds_per_gradient']) * 1e3:.0f}-"
+              f"{max(cost['seconds_per_gradient']) * 1e3:.0f} ms, {max(cost['fraction_of_limit']):.1%} at best of one core's "
+              f"float64 matmul rate ({cost['limit_flop_per_second'] / 1e9:.1f} GFLOP/s)")
     return 0

@@ -199,8 +199,11 @@ def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float 
 
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
                                executor=None, seed: int = 0, theory_draws: int | None = None,
-                               progress: bool = True) -> dict[str, Any]:
+                               theory_P_star: float | None = None, progress: bool = True) -> dict[str, Any]:
     """The whole softmax free-energy comparison: theory profiles and umbrella points (both resumable sweeps), saddle, agreement.
+
+    ``theory_P_star``: the posterior theory's P* if already known (:func:`posterior_P_star`, scanned on its
+    fixed grid, so it does not depend on the measured grid).
 
     Returns the report's ``predicted``, ``saddle``, ``measured`` and ``agreement`` records (see the module docstring).
     """
@@ -212,8 +215,8 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     P_grid = [int(P) for P in P_grid]
-    theory_P_star = posterior_P_star(L, V, convention, low=min(P_grid) / 4, high=max(P_grid) * 4,
-                                     draws=theory_draws or 20_000)
+    if theory_P_star is None:
+        theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
     divide = float(settings["divide"])
     theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000) for P in P_grid]
     theory_points = run_sweep(run_predicted_point, theory_configs, os.path.join(out, "theory"), executor=executor,
