@@ -156,3 +156,13 @@ def test_bulk_variance_ratios_are_one_under_the_prior_and_blind_to_gauge_and_cop
     assert abs(float(moved["g"].mean() - prior["g"].mean()) - 3.0) < 1e-12
     halved = bulk_variance_ratios(W / math.sqrt(2), V, s)
     assert abs(float(halved["t_u"].mean()) - 0.5) < 0.01  # a variance change is seen
+
+
+def test_the_fused_pass_gives_the_marginal_action_and_a_G_of_the_separate_ones():
+    model, batch = _model(seed=3)
+    action, aG = model.marginal_potential_and_previous_attention(batch)
+    eps = torch.finfo(torch.float64).eps
+    # the same operations in the same order on the same tables: equal up to a few ulps of the O(100) action
+    separate = model.marginal_potential(batch)
+    assert torch.allclose(action, separate, rtol=16 * eps, atol=0)
+    assert torch.allclose(aG, model.previous_token_attention(batch), rtol=0, atol=4 * eps)

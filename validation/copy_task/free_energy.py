@@ -86,8 +86,10 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
     position, every key) is a softmax gauge the data never see, so rows are centred first:
 
     .. math::
-        \hat t_u = rac{\sum (W - ar W_{m row})^2}{s\,(V + L)(V - 1)}, \qquad
-        \hat t_v = rac{\sum (W - ar W_{m row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
+        \hat t_u = rac{\sum (W - ar W_{
+m row})^2}{s\,(V + L)(V - 1)}, \qquad
+        \hat t_v = rac{\sum (W - ar W_{
+m row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
 
     with :math:`\hat g` the least-squares copy logit of the centred :math:`W_{pp}` (one degree of freedom).
     ``weights``: ``(R, V + L, V + L)``.
@@ -155,10 +157,10 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
             return measure_draw(model, batch, evaluation, "marginal", "HMC")
 
     def potential():
-        action = model.marginal_potential(batch)
         if kappa == 0:
-            return action
-        return action + 0.5 * kappa * (model.previous_token_attention(batch) - run_centres) ** 2
+            return model.marginal_potential(batch)
+        action, aG = model.marginal_potential_and_previous_attention(batch)
+        return action + 0.5 * kappa * (aG - run_centres) ** 2
 
     # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
     sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),

@@ -149,19 +149,33 @@ class CopyAttentionModel(torch.nn.Module):
         from the tables of :meth:`_group_design` without forming :math:`A^\mu`:
         :math:`A^\mu_{\ell,\ell-1} = e^{a[x_\ell,\ell,x_{\ell-1}]}e^{b[x_\ell,\ell,\ell-1]} / \sum_v e^{a[x_\ell,\ell,v]}K^\mu[\ell, v]`.
         """
+        return self.marginal_potential_and_previous_attention(batch, action=False)[1]
+
+    def marginal_potential_and_previous_attention(self, batch: CopyTaskBatch,
+                                                  action: bool = True) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """Softmax model T: :meth:`marginal_potential` and :meth:`previous_token_attention` from one pass over the tables, each ``(R,)``.
+
+        The umbrella sampler needs both at every gradient; sharing the exponentiated tables saves
+        one of the two passes.  ``action=False`` skips the readout statistics (returns ``None`` for the action).
+        """
         if self.convention.architecture != "T" or self.convention.attention != "softmax":
             raise EmergenceError("previous_token_attention covers softmax model T")
-        L = self.L
-        total = self.readout.new_zeros(self.runs)
+        R, L, V = self.runs, self.L, self.V
+        C, B = self.readout.new_zeros(R, V, V), self.readout.new_zeros(R, V, V)
+        D, previous = self.readout.new_zeros(R), self.readout.new_zeros(R)
         positions = torch.arange(L, device=self.readout.device)
         for group in batch.run_major_groups():
             token_weight, position_weight = self._softmax_weights_at_query(group)
-            normaliser = (token_weight * (position_weight @ group.one_hot)).sum(-1)  # (R_g, P_g, L)
+            unnormalised = token_weight * (position_weight @ group.one_hot)  # (R_g, P_g, L, V)
+            normaliser = unnormalised.sum(-1)
             previous_token = torch.roll(group.tokens, 1, dims=-1)  # x_{l-1}
             numerator = (torch.gather(token_weight, -1, previous_token[..., None])[..., 0]
                          * position_weight[..., positions, (positions - 1) % L])
-            total = total.index_add(0, group.runs, (numerator / normaliser).sum(dim=(1, 2)))
-        return total / (batch.counts.to(total.dtype) * L)
+            previous = previous.index_add(0, group.runs, (numerator / normaliser).sum(dim=(1, 2)))
+            if action:
+                C, B, D = self._accumulate_statistics(C, B, D, group, unnormalised / normaliser[..., None])
+        previous = previous / (batch.counts.to(previous.dtype) * L)
+        return (self._marginal_from_statistics(C, B, D) if action else None), previous
 
     def _normalise(self, G: torch.Tensor) -> torch.Tensor:
         if self.convention.attention == "softmax":
@@ -221,17 +235,21 @@ class CopyAttentionModel(torch.nn.Module):
         B = self.readout.new_zeros(R, V, V)
         D = self.readout.new_zeros(R)
         for group in batch.run_major_groups():
-            runs, width = group.runs.shape[0], group.one_hot.shape[1]
-            design = self._group_design(group).reshape(runs, width * L, V)
-            targets = group.targets.reshape(runs, width * L, V)
-            C = C.index_add(0, group.runs, design.transpose(-1, -2) @ design)
-            B = B.index_add(0, group.runs, design.transpose(-1, -2) @ targets)
-            D = D.index_add(0, group.runs, (targets * targets).sum(dim=(-2, -1)))
+            C, B, D = self._accumulate_statistics(C, B, D, group, self._group_design(group))
         return C, B, D
 
-    def _readout_posterior(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, ...]:
+    def _accumulate_statistics(self, C, B, D, group: RunMajorGroup, design: torch.Tensor):
+        r"""Add one group's :math:`\Phi^\top\Phi`, :math:`\Phi^\top Y`, :math:`\|Y\|^2` (design ``(R_g, P_g, L, V)``) to its runs."""
+        runs, width = group.runs.shape[0], group.one_hot.shape[1]
+        design = design.reshape(runs, width * self.L, self.V)
+        targets = group.targets.reshape(runs, width * self.L, self.V)
+        C = C.index_add(0, group.runs, design.transpose(-1, -2) @ design)
+        B = B.index_add(0, group.runs, design.transpose(-1, -2) @ targets)
+        D = D.index_add(0, group.runs, (targets * targets).sum(dim=(-2, -1)))
+        return C, B, D
+
+    def _readout_posterior(self, C, B, D) -> tuple[torch.Tensor, ...]:
         r"""Cholesky factor of :math:`I + \varepsilon C`, the solve :math:`(I + \varepsilon C)^{-1}B`, :math:`B` and :math:`D`."""
-        C, B, D = self.readout_statistics(batch)
         epsilon = self.beta * self.readout_prior_variance
         identity = torch.eye(self.V, dtype=C.dtype, device=C.device)
         factor, info = torch.linalg.cholesky_ex(identity + epsilon * C)
@@ -251,7 +269,11 @@ class CopyAttentionModel(torch.nn.Module):
         the posterior over the attention weights :math:`e^{-S(\theta)}` that the theory reduces.
         Without the last (Occam) term it is :math:`\min_W U(\theta, W)`, the joint MAP's profile.
         """
-        factor, solved, B, D = self._readout_posterior(batch)
+        return self._marginal_from_statistics(*self.readout_statistics(batch))
+
+    def _marginal_from_statistics(self, C, B, D) -> torch.Tensor:
+        """:meth:`marginal_potential` from the readout statistics ``C, B, D``."""
+        factor, solved, B, D = self._readout_posterior(C, B, D)
         epsilon = self.beta * self.readout_prior_variance
         data = 0.5 * self.beta * (D - epsilon * (B * solved).sum(dim=(-2, -1)))
         occam = self.V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(dim=-1)
@@ -260,7 +282,7 @@ class CopyAttentionModel(torch.nn.Module):
     @torch.no_grad()
     def set_posterior_mean_readout(self, batch: CopyTaskBatch) -> None:
         r"""Set :math:`W_r` to its posterior mean given :math:`\theta_r`, :math:`\varepsilon (I + \varepsilon C)^{-1} B` (also :math:`\arg\min_W U`)."""
-        _, solved, _, _ = self._readout_posterior(batch)
+        _, solved, _, _ = self._readout_posterior(*self.readout_statistics(batch))
         self.readout.copy_(self.beta * self.readout_prior_variance * solved)
 
     def logit_prior_energy(self) -> torch.Tensor:
