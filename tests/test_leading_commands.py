@@ -121,7 +121,7 @@ def test_validate_without_experiment_names_the_experiments(capsys):
         (["basis", "synthetic", "--vocab", "100000", "--out", "{out}"], "out of range"),
         (["basis", "synthetic", "--T", "0", "--out", "{out}"], "sequence length"),
         (["basis", "synthetic", "--T", "5000", "--out", "{out}"], "nothing left after filtering"),
-        (["associate", "synthetic", "--query", "dragon"], "not in the vocabulary"),
+        (["associate", "synthetic", "--query", "dragon"], "never occurs in the corpus"),
         (["basis", "synthetic", "--bpe-vocab", "1000", "--out", "{out}"], "add --tokenizer bpe"),
         (["basis", "synthetic", "--stream", "--out", "{out}"], "--stream reads a corpus file"),
         (["basis", "synthetic", "--tokenizer", "sentencepiece", "--out", "{out}"], "unknown tokenizer"),

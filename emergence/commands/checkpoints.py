@@ -51,7 +51,7 @@ def run(args) -> int:
         figure_format(args.plot)
     tokenizer_path = find_tokenizer(args.checkpoint)
     models = [load_checkpoint(path) for path in args.checkpoint]
-    corpus = load_corpus(args.corpus, tokenizer_name=str(tokenizer_path), vocab_size=args.top_k + 1,
+    corpus = load_corpus(args.corpus, tokenizer_name=str(tokenizer_path), vocab_size=args.top_k,
                          context_length=args.context_length, windows="all", oov="unk", seed=args.seed,
                          separator=args.separator)
     keep = corpus.vocabulary.size - 1  # the last token is <unk>
@@ -67,7 +67,8 @@ def run(args) -> int:
     config = {"checkpoints": [str(p) for p in args.checkpoint], "corpus": str(args.corpus), "top_k": args.top_k,
               "T": args.context_length, "separator": args.separator, "tokenizer": str(tokenizer_path)}
     record = {"top_k": keep, "T": corpus.context_length, "N": corpus.num_sequences, "tokenizer": str(tokenizer_path),
-              "tokens": list(corpus.readable_tokens[:keep]), "checkpoints": checkpoints,
+              "tokens": list(corpus.readable_tokens[:keep]),
+              "tokens_raw": list(corpus.vocabulary.tokens[:keep]), "checkpoints": checkpoints,
               "provenance": provenance(config, args.seed if args.corpus == "synthetic" else None)}
     if args.plot is not None:
         from emergence.figures import checkpoint_figure, save_figure

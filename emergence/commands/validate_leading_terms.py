@@ -26,7 +26,7 @@ def add_arguments(parser):
                         help="learning rate (default 0.002); auto: the rate whose window edge falls halfway through "
                              "the run, so that cosines and errors are seen on both sides of it")
     parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
-    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="keep the K most frequent tokens (default: all, at most 500), plus <unk> under --oov unk")
     parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
     parser.add_argument("--max-sequences", type=integer(1), default=64, metavar="N", help="training windows used (default 64)")
     parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
