@@ -228,5 +228,11 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
     assert main(["checkpoints", *map(str, paths), "--corpus", "synthetic", "--top-k", "60"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs an estimated" in err[0] and "budget of 100 KiB" in err[0]
+    out = paths[0].parent / "refused.npz"
+    assert main(["basis", "synthetic", "--tokenizer", str(paths[0].parent / "tokenizer.json"), "--vocab", "60",
+                 "--T", "32", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["checkpoints", *map(str, paths), "--stats", str(out)]) == 2
+    assert "needs an estimated" in capsys.readouterr().err
     with pytest.raises(InvalidSizeError, match="checkpoint .*step0.* needs an estimated"):
         next(module.compare_checkpoints(paths, list(range(60)), {}, budget=estimate - 1))

@@ -52,14 +52,20 @@ def _corpus_statistics(args, tokenizer_path: Path, top_k: int):
             corpus.context_length, corpus.num_sequences)
 
 
-def _file_statistics(path: Path):
-    """The same from a basis .npz; :class:`EmergenceError` when it is not one."""
+def _file_statistics(path: Path, checkpoints) -> tuple:
+    """The same from a basis .npz, after checking that its arrays, the targets and the largest checkpoint
+    fit (the file's size bounds the arrays read; K is read first); :class:`EmergenceError` when it is not one."""
     import numpy as np
 
     from emergence.base.errors import EmergenceError
+    from emergence.base.limits import check_memory
+    from emergence.validation.leading_terms.checkpoints import checkpoint_bytes
 
     try:
         with np.load(path) as data:
+            keep = len(data["vocab_raw"]) - 1
+            check_memory(path.stat().st_size + 4 * 8 * keep**2 + max(checkpoint_bytes(p, keep) for p in checkpoints),
+                         "checkpoints", "compute the statistics with a smaller basis --vocab")
             arrays = {name: data[name] for name in ("B", "Phi", "Q", "vocab", "vocab_raw", "T", "N")}
     except (OSError, ValueError, KeyError) as error:
         raise EmergenceError(f"--stats {str(path)!r} is not a basis .npz with B, Phi, Q, vocab, vocab_raw, T, N "
@@ -93,14 +99,14 @@ def run(args) -> int:
 
         figure_format(args.plot)
     tokenizer_path = find_tokenizer(args.checkpoint)
-    top_k = args.top_k or DEFAULT_TOP_K
-    largest = max(checkpoint_bytes(path, top_k) for path in args.checkpoint)  # also checks every folder first
     if args.stats is None:
+        top_k = args.top_k or DEFAULT_TOP_K
+        largest = max(checkpoint_bytes(path, top_k) for path in args.checkpoint)  # also checks every folder first
         check_memory(dense_statistics_bytes(top_k + 1) + 4 * 8 * top_k**2 + largest, "checkpoints",
                      "compare fewer tokens (--top-k)")
         bigram, context, key_query, tokens, readable, T, N = _corpus_statistics(args, tokenizer_path, top_k)
     else:
-        bigram, context, key_query, tokens, readable, T, N = _file_statistics(args.stats)
+        bigram, context, key_query, tokens, readable, T, N = _file_statistics(args.stats, args.checkpoint)
     keep = len(tokens) - (tokens[-1] == UNKNOWN_TOKEN)
     backend = load_tokenizer_file(tokenizer_path).backend
     token_ids = [backend.token_to_id(token) for token in tokens[:keep]]
