@@ -63,13 +63,13 @@ def test_only_tokens_seen_in_the_relation_are_listed():
 def test_unknown_query_is_reported_and_the_others_print(capsys):
     assert main(["associate", "synthetic", "--query", "dragon", "red", "--top", "3", "--json", "-"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert "not in the vocabulary" in result["dragon"]["error"]
+    assert "never occurs in the corpus" in result["dragon"]["error"]
     assert len(result["red"]["bigram"]) == len(result["red"]["scores"]["bigram"]) == 3
     assert result["red"]["scores"]["bigram"] == sorted(result["red"]["scores"]["bigram"], reverse=True)
     assert result["red"]["interchangeability"][0] == "red" or "red" in result["red"]["interchangeability"]
     assert main(["associate", "synthetic", "--query", "dragon", "red", "--top", "3"]) == 0
     table = capsys.readouterr().out
-    assert "dragon: query 'dragon' is not in the vocabulary" in table and "red" in table and "(" in table
+    assert "dragon: query 'dragon' is a single natural token but never occurs in the corpus" in table and "red" in table and "(" in table
 
 
 @pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
@@ -115,3 +115,63 @@ def test_bpe_basis_and_associate_show_readable_tokens(tmp_path, capsys, monkeypa
     assert result["happy"]["token"] == " happy"
     assert " sad" in result["happy"]["interchangeability"]
     assert not any("Ġ" in t for kind in ("bigram", "interchangeability", "context") for t in result["red"][kind])
+
+
+TIE = 2.0**-40  # a score within 2^-40 of 1 (about 4.5e3 rounding units of 1.0) ties with the query
+
+
+@pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
+@pytest.mark.parametrize("normalize", ["pmi", "cosine"])
+def test_rare_tokens_do_not_tie_with_the_query_and_the_query_comes_first(normalize, capsys):
+    """On the novels, without the minimum count (--min-count 1), 33 tokens seen 4-19 times tie at 1.0 with
+    king under pmi at K = 2000; with the default (10) only jury does (see the module docstring).  At K = 500
+    queen ties with king and precedes it in rank order: the query must still come first."""
+    def ties(*options):
+        argv = ["associate", str(NOVELS), "--query", "king", "--top", "60", "--normalize", normalize, "--json", "-"]
+        assert main(argv + list(options)) == 0
+        entry = json.loads(capsys.readouterr().out)["king"]
+        tokens, scores = entry["interchangeability"], entry["scores"]["interchangeability"]
+        assert tokens[0] == "king" and scores[0] == pytest.approx(1.0, abs=TIE)
+        return [t for t, score in zip(tokens[1:], scores[1:]) if score >= 1 - TIE]
+
+    pmi = normalize == "pmi"
+    assert len(ties("--vocab", "2000", "--min-count", "1")) == (33 if pmi else 0)
+    assert ties("--vocab", "2000") == (["jury"] if pmi else [])
+    assert ties("--vocab", "500") == (["queen", "jury", "sun"] if pmi else [])
+
+
+def test_minimum_count_filters_candidates_but_never_the_query():
+    # b follows a three times and c follows a once: under cosine both columns point along "a"
+    sequences = np.array([[0, 1, 0, 1, 0, 1, 0, 2]])
+    stats = basis_statistics(sequences, 3)
+    tokens = ("a", "b", "c")
+    listed = lambda query, m: [t for t, _ in top_association_scores(stats, tokens, query, 3, "cosine", min_count=m)["interchangeability"]]  # noqa: E731
+    assert listed("b", 1) == ["b", "c"] and listed("b", 2) == ["b"]
+    assert listed("c", 2) == ["c", "b"]  # the query itself is seen once, and still listed first
+    with pytest.raises(Exception, match="at least 1"):
+        listed("b", 0)
+
+
+@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
+def test_query_errors_give_the_true_cause(capsys):
+    pytest.importorskip("tokenizers")
+    argv = ["associate", str(TINYSTORIES), "--tokenizer", "bpe", "--bpe-vocab", "3000", "--vocab", "300", "--T", "64",
+            "--query", "red", "zzqx", "happy", "--json", "-"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "' red', seen 14 times" in result["red"]["error"] and "outside the K=300 most frequent" in result["red"]["error"]
+    assert "not a single bpe token (it splits into 'z', 'z', 'q', 'x')" in result["zzqx"]["error"]
+    assert result["happy"]["token"] == " happy"
+
+
+@pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
+def test_byte_fragment_tokens_display_uniquely():
+    pytest.importorskip("tokenizers")
+    from emergence.api import load_corpus_options
+
+    corpus = load_corpus_options(str(NOVELS), tokenizer="bpe", vocab=300)
+    shown = corpus.readable_tokens
+    fragments = [t for t in shown if "\ufffd" in t]
+    assert len(fragments) >= 5 and len(set(shown)) == len(shown)  # every fragment decodes to U+FFFD alone
+    assert all(t == f"\ufffd\u27e8{raw}\u27e9" for t, raw in zip(shown, corpus.vocabulary.tokens) if t in fragments)
+    assert "e" in shown and " t" in shown  # unambiguous readable forms are shown alone

@@ -81,15 +81,65 @@ def test_checkpoints_prints_and_stores_cosines_per_layer_and_head(three_checkpoi
     record = json.loads(capsys.readouterr().out)
     assert [c["path"] for c in record["checkpoints"]] == [str(p) for p in paths]
     assert record["top_k"] == 60 and not any("Ġ" in t for t in record["tokens"])
-    for checkpoint in record["checkpoints"]:
-        assert len(checkpoint["layers"]) == LAYERS
-        for layer in checkpoint["layers"]:
-            assert len(layer["heads"]) == HEADS
+    assert len(set(record["tokens"])) == len(record["tokens_raw"]) == 60 and "Ġthe" in record["tokens_raw"]
+    targets = _literal_targets(record)
+    for path, checkpoint in zip(paths, record["checkpoints"]):
+        expected = _literal_cosines(transformers.AutoModelForCausalLM.from_pretrained(path), record["tokens_raw"],
+                                    paths[0].parent / "tokenizer.json", targets)
+        for layer, literal in zip(checkpoint["layers"], expected["layers"], strict=True):
             values = [layer["value"], layer["value_output"], layer["key_query"]] + [h["key_query"] for h in layer["heads"]]
-            assert all(-1 <= v <= 1 for v in values)
-    # training moves the maps: the cosines of the first and last checkpoint differ
-    first, last = record["checkpoints"][0], record["checkpoints"][-1]
-    assert first["layers"][0]["value"] != last["layers"][0]["value"]
+            literal_values = ([literal["value"], literal["value_output"], literal["key_query"]]
+                              + [h["key_query"] for h in literal["heads"]])
+            assert len(layer["heads"]) == HEADS
+            assert np.max(np.abs(np.subtract(values, literal_values))) <= COSINE_ROUNDING, (path, layer["layer"])
+        assert abs(checkpoint["direct"] - expected["direct"]) <= COSINE_ROUNDING
+
+
+COSINE_ROUNDING = 2.0**-44  # 256 rounding units of a cosine of order 1 (sums of K^2 = 3600 products); measured <= 4e-16
+
+
+def _literal_targets(record):
+    """B, Phi^T B^T, Phi^T B^T B and Q of the story corpus under the saved BPE, by the literal definitions of
+    emergence.numerics.leading_terms.basis_reference (the T^3 softmax-Jacobian construction), top 60 + <unk>."""
+    from emergence.numerics.corpus.documents import load_corpus
+    from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
+
+    corpus = load_corpus("synthetic", tokenizer_name=record["tokenizer"], vocab_size=record["top_k"],
+                         context_length=record["T"], windows="all", oov="unk", seed=0)
+    reference = literal_basis_statistics(corpus.sequences, corpus.vocabulary.size)
+    keep = record["top_k"]
+    value = reference["Phi"].T @ reference["B"].T
+    cut = (slice(0, keep), slice(0, keep))
+    return {"bigram": reference["B"][cut], "value": value[cut], "value_output": (value @ reference["B"])[cut],
+            "key_query": reference["Q"][cut]}
+
+
+def _literal_cosines(model, tokens_raw, tokenizer_path, targets):
+    """The checkpoint's cosines as the docs define them, recomputed here with the product order
+    ((E W_Q) W_K^T) E^T and the whole embedding converted before the rows are picked."""
+    from emergence.numerics.corpus.subword import load_tokenizer_file
+
+    backend = load_tokenizer_file(tokenizer_path).backend
+    ids = [backend.token_to_id(token) for token in tokens_raw]
+    as_numpy = lambda tensor: tensor.detach().double().numpy()  # noqa: E731
+    embedding = as_numpy(model.get_input_embeddings().weight)[ids]
+    final = model.transformer.ln_f if model.config.model_type == "gpt2" else model.gpt_neox.final_layer_norm
+    unembedding = (as_numpy(model.get_output_embeddings().weight)[ids] * as_numpy(final.weight)).T
+    blocks = model.transformer.h if model.config.model_type == "gpt2" else model.gpt_neox.layers
+    layers = []
+    for heads, block in zip(attention_heads(model), blocks):
+        norm = block.ln_1 if model.config.model_type == "gpt2" else block.input_layernorm
+        inputs = embedding * as_numpy(norm.weight)
+        maps = [((inputs @ q) @ k.T) @ inputs.T for q, k in zip(heads.query, heads.key)]
+        value = inputs @ sum(v @ o for v, o in zip(heads.value, heads.output)) @ unembedding
+        layers.append({"value": _cosine(value, targets["value"]), "value_output": _cosine(value, targets["value_output"]),
+                       "key_query": _cosine(sum(maps), targets["key_query"]),
+                       "heads": [{"key_query": _cosine(m, targets["key_query"])} for m in maps]})
+    return {"direct": _cosine(embedding @ unembedding, targets["bigram"]), "layers": layers}
+
+
+def _cosine(a, b):
+    return float(np.vdot(a, b) / np.sqrt(np.vdot(a, a) * np.vdot(b, b)))
 
 
 @pytest.mark.parametrize("family", ["gpt_neox", "gpt2"])
@@ -134,3 +184,55 @@ def test_missing_tokenizer_and_bad_folder_are_one_line_errors(tmp_path, capsys):
     (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
     assert main(["checkpoints", str(tmp_path / "x"), "--corpus", "synthetic"]) == 2
     assert "not a saved model folder" in capsys.readouterr().err
+
+
+def test_stats_file_reproduces_the_corpus_run_and_counts_k_as_basis_does(three_checkpoints, tmp_path, capsys):
+    """basis --vocab 50 writes V = 51 (50 tokens plus <unk>); checkpoints --top-k 50 uses the same 50 tokens, and
+    --stats with that file reproduces the corpus run's cosines to 1e-12 (both compute the same sums)."""
+    family, paths = three_checkpoints
+    tokenizer = paths[0].parent / "tokenizer.json"
+    out = tmp_path / "basis.npz"
+    assert main(["basis", "synthetic", "--tokenizer", str(tokenizer), "--vocab", "50", "--T", "32", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        assert data["B"].shape == (51, 51) and str(data["vocab_raw"][-1]) == "<unk>"
+        raw = [str(t) for t in data["vocab_raw"][:50]]
+    capsys.readouterr()
+    common = ["checkpoints", *map(str, paths), "--T", "32", "--json", "-"]
+    assert main(common + ["--corpus", "synthetic", "--top-k", "50"]) == 0
+    computed = json.loads(capsys.readouterr().out)
+    assert main(common + ["--stats", str(out)]) == 0
+    reused = json.loads(capsys.readouterr().out)
+    assert computed["top_k"] == reused["top_k"] == 50 and computed["tokens_raw"] == reused["tokens_raw"] == raw
+    for a, b in zip(computed["checkpoints"], reused["checkpoints"], strict=True):
+        assert abs(a["direct"] - b["direct"]) <= 1e-12
+        for la, lb in zip(a["layers"], b["layers"], strict=True):
+            pairs = [(la[k], lb[k]) for k in ("value", "value_output", "key_query")]
+            pairs += [(ha["key_query"], hb["key_query"]) for ha, hb in zip(la["heads"], lb["heads"], strict=True)]
+            assert max(abs(x - y) for x, y in pairs) <= 1e-12
+    assert main(common + ["--stats", str(out), "--top-k", "20"]) == 2
+    assert "--top-k is the K of the --stats file" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoints, capsys, monkeypatch):
+    """The memory estimate comes from config.json and the weight files; over the budget the command ends in one
+    line (exit 2) before any statistics are computed, and compare_checkpoints refuses before it loads a model."""
+    from emergence.base.errors import InvalidSizeError
+    from emergence.validation.leading_terms import checkpoints as module
+
+    family, paths = three_checkpoints
+    weights = sum(f.stat().st_size for f in paths[0].iterdir() if f.suffix == ".safetensors")
+    estimate = module.checkpoint_bytes(paths[0], 60)
+    assert weights < estimate < weights + 8 * (3 * 60 * WIDTH + 8 * WIDTH**2 + 4 * 60**2) + 1
+    monkeypatch.setenv("EMERGENCE_MEMORY_BUDGET", "100K")
+    monkeypatch.setattr(module, "load_checkpoint", lambda path: pytest.fail("loaded despite the estimate"))
+    assert main(["checkpoints", *map(str, paths), "--corpus", "synthetic", "--top-k", "60"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "needs an estimated" in err[0] and "budget of 100 KiB" in err[0]
+    out = paths[0].parent / "refused.npz"
+    assert main(["basis", "synthetic", "--tokenizer", str(paths[0].parent / "tokenizer.json"), "--vocab", "60",
+                 "--T", "32", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["checkpoints", *map(str, paths), "--stats", str(out)]) == 2
+    assert "needs an estimated" in capsys.readouterr().err
+    with pytest.raises(InvalidSizeError, match="checkpoint .*step0.* needs an estimated"):
+        next(module.compare_checkpoints(paths, list(range(60)), {}, budget=estimate - 1))

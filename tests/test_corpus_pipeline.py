@@ -39,7 +39,7 @@ def test_whitespace_tokens_keep_everything_but_whitespace(text):
 def test_vocabulary_ranks_by_count_then_first_occurrence():
     documents = [["b", "a", "c", "c"], ["a", "d", "b"]]
     assert build_vocabulary(documents, 3).tokens == ("b", "a", "c")
-    assert build_vocabulary(documents, 3, oov="unk").tokens == ("b", "a", UNKNOWN_TOKEN)
+    assert build_vocabulary(documents, 3, oov="unk").tokens == ("b", "a", "c", UNKNOWN_TOKEN)  # K real tokens + <unk>
     assert build_vocabulary(documents, None).tokens == ("b", "a", "c", "d")
 
 
@@ -110,9 +110,9 @@ def test_drop_policy_discards_documents_with_unknown_tokens():
     corpus = build_corpus(documents, tokenizer_name="whitespace", vocab_size=2, context_length=4,
                           windows="first", oov="drop")
     assert corpus.num_sequences == 2 and corpus.documents_used == 2
-    with_unknown = build_corpus(documents, tokenizer_name="whitespace", vocab_size=3, context_length=4,
+    with_unknown = build_corpus(documents, tokenizer_name="whitespace", vocab_size=2, context_length=4,
                                 windows="first", oov="unk")
-    assert with_unknown.vocabulary.tokens[-1] == UNKNOWN_TOKEN
+    assert with_unknown.vocabulary.tokens == ("a", "b", UNKNOWN_TOKEN)  # K = 2 real tokens + <unk>
     assert with_unknown.num_sequences == 3
     assert with_unknown.sequences[1].tolist() == [0, 1, 2, 0, 1]
 

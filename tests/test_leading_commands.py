@@ -121,7 +121,7 @@ def test_validate_without_experiment_names_the_experiments(capsys):
         (["basis", "synthetic", "--vocab", "100000", "--out", "{out}"], "out of range"),
         (["basis", "synthetic", "--T", "0", "--out", "{out}"], "sequence length"),
         (["basis", "synthetic", "--T", "5000", "--out", "{out}"], "nothing left after filtering"),
-        (["associate", "synthetic", "--query", "dragon"], "not in the vocabulary"),
+        (["associate", "synthetic", "--query", "dragon"], "never occurs in the corpus"),
         (["basis", "synthetic", "--bpe-vocab", "1000", "--out", "{out}"], "add --tokenizer bpe"),
         (["basis", "synthetic", "--stream", "--out", "{out}"], "--stream reads a corpus file"),
         (["basis", "synthetic", "--tokenizer", "sentencepiece", "--out", "{out}"], "unknown tokenizer"),
@@ -174,3 +174,24 @@ def test_validate_auto_learning_rate_puts_the_window_edge_halfway_and_plots_it(t
     assert result["window_edge_s_eta"] == pytest.approx(4 * result["config"]["lr"])
     assert result["loss_inside_window"]["change"] < 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
+def test_validate_leading_terms_trains_on_a_bpe_corpus_and_states_truncation(capsys):
+    """The paper's BPE variant runs (a byte-level BPE of 2000 entries; 1657 occur, plus <unk>); the cosines
+    inside the window are >= 0.99; the window count drawn from the corpus is stated, and 'all' takes every one."""
+    pytest.importorskip("tokenizers")
+    argv = ["validate", "leading-terms", "--corpus", str(TINYSTORIES), "--tokenizer", "bpe", "--vocab", "2000",
+            "--T", "16", "--epochs", "4", "--layers", "1"]
+    assert main(argv + ["--max-sequences", "12", "--json", "-"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    corpus = result["corpus"]
+    assert corpus["V"] > 1000 and corpus["N"] == 12 and corpus["truncated"] and corpus["windows_available"] > 12
+    assert all(result["within_window"])
+    assert all(result["min_cosine_within_window"][name] >= 0.99 for name in ("W_O", "V", "W"))
+    assert main(argv[:-4] + ["--epochs", "1", "--layers", "1", "--max-sequences", "12"]) == 0
+    assert f"N=12 windows drawn at random from {corpus['windows_available']} (--max-sequences 12" in capsys.readouterr().out
+    assert main(["validate", "leading-terms", "--T", "16", "--vocab", "20", "--epochs", "1", "--max-sequences", "all",
+                 "--json", "-"]) == 0
+    every = json.loads(capsys.readouterr().out)["corpus"]
+    assert every["N"] == every["windows_available"] and not every["truncated"]

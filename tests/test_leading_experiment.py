@@ -2,9 +2,15 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from emergence.validation.leading_terms.experiment import LeadingTermRun, project_off, run_leading_term_validation
+from emergence.validation.leading_terms.experiment import (
+    EXACT_RELATIVE_ERROR,
+    LeadingTermRun,
+    project_off,
+    run_leading_term_validation,
+)
 
 TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
 
@@ -18,11 +24,29 @@ def _assert_aligned_within_window(result):
             assert defined and min(defined) >= 0.999, (name, min(defined))
 
 
+def _assert_error_is_first_order_in_s_eta(result, name):
+    """Theorem 4.1's relative error is O(s eta): at the next order it is affine in s, e(s) = eta (alpha s + beta),
+    plus O((s eta)^2).  So an affine fit in s must leave residuals of at most 2 max(s eta) relative to e (twice the
+    size of the next order), with alpha > 0 and its zero a = -beta/alpha within the first two steps (V first moves
+    at step 2, W and P at step 3: measured a = 1.06 for V).  A log-log slope of 1 +- 0.5, as before, let through
+    an error that grows like sqrt(s eta) (slope 0.75) or (s eta)^1.5; the affine check does not (its residual is
+    then 7 % against 2.4 %)."""
+    points = [(s, e) for s, e in zip(result["steps"], result["relative_error"][name][0])
+              if e is not None and e > EXACT_RELATIVE_ERROR]
+    s, e = np.array(points, dtype=float).T
+    assert len(s) >= 4, name
+    alpha, beta = np.polyfit(s, e, 1)
+    residual = np.max(np.abs(alpha * s + beta - e) / e)
+    assert residual <= 2 * max(result["s_eta"]), (name, residual)
+    assert alpha > 0 and 0 <= -beta / alpha <= 2, (name, alpha, beta)
+
+
 def test_synthetic_corpus_weights_follow_the_leading_terms():
     result = run_leading_term_validation(LeadingTermRun(epochs=6, max_sequences=32))
     _assert_aligned_within_window(result)
     assert result["steps"] == list(range(1, 7))
-    assert 0.5 < result["relative_error_slope"]["V"] < 2.5
+    for name in ("W_O", "V", "W", "P"):
+        _assert_error_is_first_order_in_s_eta(result, name)
     removal = result["causal_removal"]
     assert removal["W_O"][0] > removal["trained"]
     assert len(removal["V"]) == len(removal["W"]) == 2
@@ -41,7 +65,7 @@ def test_tinystories_weights_follow_the_leading_terms():
     result = run_leading_term_validation(
         LeadingTermRun(corpus=str(TINYSTORIES), vocab_size=200, epochs=6, max_sequences=32)
     )
-    assert result["corpus"]["V"] == 200
+    assert result["corpus"]["V"] == 201  # the 200 most frequent tokens plus <unk>
     _assert_aligned_within_window(result)
 
 

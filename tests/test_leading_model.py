@@ -73,3 +73,27 @@ def test_three_steps_align_key_query_and_position_with_the_statistics(corpus):
         assert frobenius_cosine(W, key_query.T) < 0.99
         assert frobenius_cosine(P, positional) > 0.999
         assert torch.linalg.vector_norm(W - coefficient * key_query) < 0.05 * coefficient * torch.linalg.vector_norm(key_query)
+
+
+def test_lookup_first_layer_equals_the_one_hot_model():
+    """The first layer by lookups (W[i_t, i_tau], V[i_t], a scatter of ones) against the literal one-hot
+    forward h = X + A X V: logits and every gradient agree to 64 rounding units of their largest entry."""
+    torch.manual_seed(3)
+    model = LeadingTermTransformer(11, 7, 2).double()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_()
+    tokens = torch.randint(0, 11, (5, 8))
+    one_hot = torch.nn.functional.one_hot(tokens[:, :-1], 11).double()
+    literal = model.layers[1](model.layers[0](one_hot)) @ model.output
+    looked_up = model(tokens[:, :-1])
+    unit = torch.finfo(torch.float64).eps
+    assert (looked_up - literal).abs().max() <= 64 * unit * literal.abs().max()
+    gradients = []
+    for logits in (literal, looked_up):
+        model.zero_grad()
+        torch.nn.functional.cross_entropy(logits.reshape(-1, 11), tokens[:, 1:].reshape(-1)).backward(
+            retain_graph=True)
+        gradients.append([p.grad.clone() for p in model.parameters()])
+    for a, b in zip(*gradients):
+        assert (a - b).abs().max() <= 64 * unit * a.abs().max()

@@ -16,8 +16,9 @@ def add_corpus_arguments(parser) -> None:
                              "on whitespace; bpe: byte-level BPE trained on the corpus with --vocab entries; or a "
                              "saved tokenizer.json (bpe and PATH need the extra 'hf')")
     parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K",
-                        help="keep the K most frequent tokens (default: all, at most 500); the statistics are K x K, "
-                             "other tokens become <unk> under --oov unk (the top-K restriction)")
+                        help="keep the K most frequent tokens (default: all, at most 500); other tokens become <unk> "
+                             "under --oov unk, so the statistics are (K+1) x (K+1) (the top-K restriction), "
+                             "K x K under --oov drop")
     parser.add_argument("--bpe-vocab", type=integer(2, what="BPE vocabulary size"), default=None, dest="bpe_vocab",
                         metavar="N",
                         help="vocabulary size of the BPE that --tokenizer bpe trains (default: K); e.g. 50000 with --vocab 5000")

@@ -2,14 +2,15 @@
 
 bigram: row of B (what follows the query); interchangeability: row of Sigma = B^T B
 (tokens preceded by the same tokens; the query is part of its own list, as in the paper's
-Fig. 5), optionally normalised (--normalize cosine|pmi, see
-emergence.numerics.leading_terms.associations); context: row of Phi (tokens whose earlier
+Fig. 5, and first under --normalize cosine|pmi, which list only tokens seen at least
+--min-count times as targets; see emergence.numerics.leading_terms.associations); context: row of Phi (tokens whose earlier
 presence predicts the query).  Only tokens seen in that relation are listed.  A query that
 is not a token of the vocabulary is reported on its own line and the others still print.
 Output: a table, or with --json the object {query: {token, bigram: [...], interchangeability:
 [...], context: [...], scores: {kind: [...]}}} ({query: {error}} for an unknown query); a JSON
 file gets its provenance (configuration, versions, seed) beside it in PATH.provenance.json.
-Tokens are shown readable (byte-level BPE tokens decoded to text).
+Tokens are shown readable (byte-level BPE tokens decoded to text), with the tokenizer's spelling
+in angle brackets where the readable form is ambiguous (byte fragments).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ HELP = "nearest tokens of query words under the bigram, interchangeability and c
 
 def add_arguments(parser):
     from emergence.commands._checks import integer, output_file
+    from emergence.numerics.leading_terms.associations import DEFAULT_MIN_COUNT
 
     add_corpus_arguments(parser)
     parser.add_argument("--query", nargs="+", required=True, metavar="WORD", help="query tokens")
@@ -31,27 +33,44 @@ def add_arguments(parser):
     parser.add_argument("--normalize", default="none", choices=("none", "cosine", "pmi"),
                         help="interchangeability score: raw B^T B (none, default), cosine of columns of B, or "
                              "cosine of positive-PMI columns (pmi: frequent punctuation/function words do not dominate)")
+    parser.add_argument("--min-count", type=integer(1), default=DEFAULT_MIN_COUNT, dest="min_count", metavar="M",
+                        help=f"under cosine and pmi, list only tokens seen at least M times as a target (default "
+                             f"{DEFAULT_MIN_COUNT}): rarer ones score 1.0 on one or two bigrams; the query is always first")
     parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), metavar="PATH|-",
                         help="write JSON to PATH, or '-' for stdout")
 
 
 def query_token(corpus, word: str) -> str:
-    """The vocabulary token a query word stands for, or :class:`EmergenceError` saying why none does.
+    """The vocabulary token a query word stands for, or :class:`EmergenceError` giving the true cause.
 
-    The word itself, or its single token under the corpus tokenizer (``Happy`` -> ``happy``
-    under ``natural``), matched against the readable tokens with surrounding spaces ignored,
-    so ``red`` finds the byte-level BPE token ``Ġred``; the most frequent match wins.
+    A vocabulary token whose readable form, surrounding spaces ignored, is the word or a single
+    token of the word (or of `` word``) under the corpus tokenizer (``Happy`` -> ``happy`` under
+    ``natural``; ``red`` -> ``Ġred`` under a byte-level BPE); the most frequent match wins.
+    Otherwise the error says which cause applies: the word is a single token that never occurs
+    in the corpus, or one that occurs but is not among the K tokens kept (``--vocab``; its count
+    and rank are given), or it is no single token at all (its pieces are named).
     """
     from emergence.base.errors import EmergenceError
+    from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN
 
-    parts = corpus.tokenizer.split(word)
-    candidates = {word.strip()} | ({corpus.tokenizer.readable(parts[0]).strip()} if len(parts) == 1 else set())
-    for token, readable in zip(corpus.vocabulary.tokens, corpus.readable_tokens):
-        if readable.strip() in candidates and readable.strip():
+    tokenizer, vocabulary, text = corpus.tokenizer, corpus.vocabulary, word.strip()
+    singles = list(dict.fromkeys(parts[0] for parts in map(tokenizer.split, (text, " " + text)) if len(parts) == 1))
+    candidates = ({text} | {tokenizer.readable(token).strip() for token in singles}) - {""}
+    for token in vocabulary.tokens:
+        if token != UNKNOWN_TOKEN and tokenizer.readable(token).strip() in candidates:
             return token
-    if len(parts) != 1 and all(word.strip() != r.strip() for r in corpus.readable_tokens):
-        raise EmergenceError(f"query {word!r} is not a single {corpus.tokenizer.name} token")
-    raise EmergenceError(f"query {word!r} is not in the vocabulary")
+    seen = sorted((token for token in singles if vocabulary.counts.get(token, 0) > 0), key=vocabulary.counts.get,
+                  reverse=True)
+    if seen:
+        token, count = seen[0], vocabulary.counts[seen[0]]
+        rank = 1 + sum(other > count for other in vocabulary.counts.values())  # first rank its count can have
+        raise EmergenceError(f"query {word!r} is the {tokenizer.name} token {tokenizer.readable(token)!r}, seen "
+                             f"{count} times (frequency rank {rank} or later): outside the K={vocabulary.kept} most "
+                             "frequent tokens kept (--vocab)")
+    if singles:
+        raise EmergenceError(f"query {word!r} is a single {tokenizer.name} token but never occurs in the corpus")
+    pieces = ", ".join(repr(tokenizer.readable(token)) for token in tokenizer.split(text))
+    raise EmergenceError(f"query {word!r} is not a single {tokenizer.name} token (it splits into {pieces or 'nothing'})")
 
 
 def run(args) -> int:
@@ -79,7 +98,7 @@ def run(args) -> int:
         except EmergenceError as error:
             result[word] = {"error": str(error)}
             continue
-        scores = top_association_scores(stats, tokens, token, args.top, args.normalize, frequency)
+        scores = top_association_scores(stats, tokens, token, args.top, args.normalize, frequency, args.min_count)
         entry: dict = {"token": readable[token]}
         entry.update({kind: [readable[t] for t, _ in pairs] for kind, pairs in scores.items()})
         entry["scores"] = {kind: [score for _, score in pairs] for kind, pairs in scores.items()}
@@ -87,7 +106,8 @@ def run(args) -> int:
     if all("error" in entry for entry in result.values()):
         raise EmergenceError("; ".join(entry["error"] for entry in result.values()))
     if args.json is not None:
-        config = {**basis.config, "query": list(args.query), "top": args.top, "normalize": args.normalize}
+        config = {**basis.config, "query": list(args.query), "top": args.top, "normalize": args.normalize,
+                  "min_count": args.min_count}
         if args.json == "-":
             sys.stdout.write(to_json_text(result))
         else:
@@ -97,8 +117,9 @@ def run(args) -> int:
             write_json_atomic(sidecar, provenance(config, args.seed if args.corpus == "synthetic" else None))
             print(f"wrote associations of {len(result)} queries to {path} (provenance in {sidecar})")
         return 0
+    minimum = f" (tokens seen at least {args.min_count} times as targets)" if args.normalize != "none" else ""
     print(f"V={len(tokens)}, T={corpus.context_length}, N={corpus.num_sequences} windows; "
-          f"interchangeability normalised: {args.normalize}; scores in brackets")
+          f"interchangeability normalised: {args.normalize}{minimum}; scores in brackets")
     for word, entry in result.items():
         if "error" in entry:
             print(f"\n{word}: {entry['error']}")

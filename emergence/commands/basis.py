@@ -1,11 +1,13 @@
 """Compute the leading-term corpus statistics of a text corpus and write them to an .npz file.
 
 Arrays: B (bigram, V x V), Sigma (interchangeability B^T B), Phi (context), G (Sigma Phi),
-Q (key-query), Delta (positional, length T), vocab (tokens in index order, readable: a
-byte-level BPE token is decoded to its text), vocab_raw (the tokenizer's own spelling), T, N (number
+Q (key-query), Delta (positional, length T), vocab (tokens in index order, readable and unique: a
+byte-level BPE token is decoded to its text, a byte fragment shown as '\ufffd⟨raw⟩'), vocab_raw (the
+tokenizer's own spelling), T, N (number
 of windows), and provenance (JSON text: configuration, versions, seed, and the measured
 seconds, tokens per second and peak resident memory of the run).  --stream reads the file
-in blocks and accumulates the statistics chunk by chunk (same results as in memory).
+in blocks and accumulates the statistics chunk by chunk (the in-memory results up to the rounding
+of the chunked sums: see docs/leading_terms.md).
 """
 
 from __future__ import annotations

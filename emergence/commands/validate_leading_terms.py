@@ -6,7 +6,8 @@ inside the theorem's window and overall, the fitted slope of log(relative error)
 log(s eta) (theory: 1), and the causal-removal losses.  --json writes per component and
 layer the cosine and relative error per epoch, min_cosine, within_window per epoch and
 the causal-removal losses, with provenance.  One epoch is one full-batch gradient step
-unless --batch-size is given.
+unless --batch-size is given.  At most --max-sequences windows of the corpus are trained on;
+the first line says how many the corpus had (JSON: corpus.windows_available, corpus.truncated).
 """
 
 from __future__ import annotations
@@ -26,11 +27,15 @@ def add_arguments(parser):
                         help="learning rate (default 0.002); auto: the rate whose window edge falls halfway through "
                              "the run, so that cosines and errors are seen on both sides of it")
     parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
-    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="vocabulary size (default: all, at most 500)")
+    parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="keep the K most frequent tokens (default: all, at most 500), plus <unk> under --oov unk")
     parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
-    parser.add_argument("--max-sequences", type=integer(1), default=64, metavar="N", help="training windows used (default 64)")
+    parser.add_argument("--max-sequences", type=_window_count, default=64, metavar="N|all",
+                        help="train on at most N of the corpus's windows, drawn at random with --seed (default 64); "
+                             "all: every window. The output states how many the corpus had")
     parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
-    parser.add_argument("--tokenizer", default="natural", choices=("natural", "whitespace"))
+    parser.add_argument("--tokenizer", default="natural", metavar="NAME|PATH",
+                        help="natural (default), whitespace, bpe (a byte-level BPE of K entries trained on the corpus) "
+                             "or a saved tokenizer.json (bpe and PATH need the extra 'hf')")
     parser.add_argument("--windows", default="all", choices=("first", "all"))
     parser.add_argument("--oov", default="unk", choices=("drop", "unk"))
     parser.add_argument("--device", default=None, choices=("cpu", "cuda"), help="default: cuda when torch sees a GPU")
@@ -46,6 +51,13 @@ def _learning_rate(text: str) -> float | None:
     from emergence.commands._checks import learning_rate
 
     return None if text == "auto" else learning_rate(text)
+
+
+def _window_count(text: str) -> int | None:
+    """A positive window count, or ``all`` (None: every window)."""
+    from emergence.commands._checks import integer
+
+    return None if text == "all" else integer(1)(text)
 
 
 def _format(value) -> str:
@@ -83,7 +95,9 @@ def run(args) -> int:
         if args.json is not None:
             write_json_atomic(Path(args.json), result)
         corpus = result["corpus"]
-        print(f"corpus {args.corpus}: V={corpus['V']}, T={corpus['T']}, N={corpus['N']}; "
+        drawn = (f" drawn at random from {corpus['windows_available']} (--max-sequences {args.max_sequences}; "
+                 "all: every window)") if corpus["truncated"] else f" (all {corpus['windows_available']})"
+        print(f"corpus {args.corpus}: V={corpus['V']}, T={corpus['T']}, N={corpus['N']} windows{drawn}; "
               f"lr={result['config']['lr']:.4g}, L={args.layers}, {len(result['steps'])} epochs = {result['steps'][-1]} steps; "
               f"theorem window s <= {result['step_limit']:.3g} ({sum(result['within_window'])} epochs inside)")
         moved = result["loss_inside_window"]

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from emergence.numerics.corpus.tokenizers import WordTokenizer, corpus_tokenizer
+from emergence.numerics.corpus.tokenizers import WordTokenizer, corpus_tokenizer, display_tokens
 from emergence.numerics.corpus.vocabulary import Vocabulary, token_counts, vocabulary_from_counts
 from emergence.base.errors import EmergenceError, InvalidSizeError
 
@@ -67,8 +67,8 @@ class TokenCorpus:
 
     @property
     def readable_tokens(self) -> tuple[str, ...]:
-        """The vocabulary as a reader should see it (byte-level BPE tokens decoded to text)."""
-        return tuple(self.tokenizer.readable(token) for token in self.vocabulary.tokens)
+        """The vocabulary as a reader should see it, unique (:func:`~emergence.numerics.corpus.tokenizers.display_tokens`)."""
+        return display_tokens(self.tokenizer, self.vocabulary.tokens)
 
     @property
     def inputs(self) -> np.ndarray:
@@ -157,7 +157,7 @@ def check_window_options(context_length: int, windows: str) -> None:
 def corpus_vocabulary(splitter, counts, vocab_size: int | None, oov: str) -> Vocabulary:
     """The vocabulary of token ``counts``; a subword tokenizer covers the text, so K is capped at the tokens that occur."""
     if not isinstance(splitter, WordTokenizer) and vocab_size is not None:
-        vocab_size = min(vocab_size, len(counts) + (oov == "unk"))
+        vocab_size = min(vocab_size, len(counts))
     return vocabulary_from_counts(counts, vocab_size, oov)
 
 

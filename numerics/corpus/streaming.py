@@ -35,7 +35,7 @@ from emergence.numerics.corpus.documents import (
     no_window_error,
     token_windows,
 )
-from emergence.numerics.corpus.tokenizers import corpus_tokenizer
+from emergence.numerics.corpus.tokenizers import corpus_tokenizer, display_tokens
 from emergence.numerics.corpus.vocabulary import Vocabulary, token_counts
 from emergence.base.errors import EmergenceError
 
@@ -113,7 +113,7 @@ class StreamedCorpus:
 
     @property
     def readable_tokens(self) -> tuple[str, ...]:
-        return tuple(self.tokenizer.readable(token) for token in self.vocabulary.tokens)
+        return display_tokens(self.tokenizer, self.vocabulary.tokens)
 
     def _document_windows(self) -> Iterator[list]:
         for document in iter_documents(self.path, self.separator, self.block_bytes):

@@ -8,6 +8,7 @@ BPE trained on the corpus) and a path to a saved ``tokenizer.json`` are the subw
 tokenizers of :mod:`emergence.numerics.corpus.subword` (optional extra ``hf``).
 :func:`corpus_tokenizer` resolves any of these names to an object with ``split(text)`` and
 ``readable(token)`` (the token as a reader should see it; the identity for word tokenizers).
+:func:`display_tokens` makes those readable forms unique for a whole vocabulary.
 
 >>> natural_tokens("Lily's 2 red balls!")
 ['lily', "'", 's', '2', 'red', 'balls', '!']
@@ -23,6 +24,7 @@ emergence.base.errors.EmergenceError: unknown tokenizer 'sentencepiece'; choose 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -62,6 +64,23 @@ class WordTokenizer:
 
     def readable(self, token: str) -> str:
         return token
+
+
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def display_tokens(tokenizer, tokens: Sequence[str]) -> tuple[str, ...]:
+    """Each token's readable form, unique over ``tokens``: ``readable⟨raw⟩`` where the readable form
+    does not identify the token (it occurs twice, or holds U+FFFD, as every byte fragment of a
+    multi-byte character decodes to '\ufffd'), else the readable form alone.
+
+    >>> display_tokens(WordTokenizer(str.split, "whitespace"), ["red", "ball"])
+    ('red', 'ball')
+    """
+    readable = [tokenizer.readable(token) for token in tokens]
+    repeated = Counter(readable)
+    return tuple(text if repeated[text] == 1 and REPLACEMENT_CHARACTER not in text else f"{text}\u27e8{token}\u27e9"
+                 for text, token in zip(readable, tokens))
 
 
 def corpus_tokenizer(name: str, documents: Sequence[str], vocab_size: int | None = None):

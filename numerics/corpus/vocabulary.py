@@ -5,8 +5,9 @@ order), exactly as ``collections.Counter.most_common`` ranks them in the paper's
 code, so the vocabulary is a deterministic function of the corpus.  Index order is rank order.
 
 Policies for tokens outside the vocabulary: ``drop`` (the paper's: a document containing
-one is discarded) or ``unk`` (it becomes ``<unk>``; the vocabulary then holds the K - 1 most
-frequent tokens followed by ``<unk>``, so V = K either way).
+one is discarded; V = K) or ``unk`` (it becomes ``<unk>``; the vocabulary then holds the K most
+frequent tokens followed by ``<unk>``, so V = K + 1).  K always counts real tokens, in every command
+(``--vocab K``, ``checkpoints --top-k K``).
 
 >>> vocabulary = build_vocabulary([["a", "b", "a"], ["c", "b", "a"]], size=2)
 >>> vocabulary.tokens
@@ -15,15 +16,16 @@ frequent tokens followed by ``<unk>``, so V = K either way).
 ('x', 'z', 'y')
 >>> vocabulary.encode(["a", "c", "b"]) is None
 True
->>> build_vocabulary([["a", "b", "a"], ["c", "b", "a"]], size=2, oov="unk").encode(["a", "c"])
-[0, 1]
+>>> unknown = build_vocabulary([["a", "b", "a"], ["c", "b", "a"]], size=2, oov="unk")
+>>> unknown.tokens, unknown.encode(["a", "c"])
+(('a', 'b', '<unk>'), [0, 2])
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence, cast
+from typing import Iterable, Mapping, Sequence, cast
 
 from emergence.base.errors import EmergenceError, InvalidSizeError
 
@@ -33,10 +35,12 @@ UNKNOWN_TOKEN = "<unk>"
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Tokens in matrix index order and the out-of-vocabulary policy."""
+    """Tokens in matrix index order, the out-of-vocabulary policy, and the corpus ``counts`` of every
+    token (kept or not; empty when unknown), which say why a word is not in the vocabulary."""
 
     tokens: tuple[str, ...]
     oov: str
+    counts: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
     index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -45,6 +49,11 @@ class Vocabulary:
     @property
     def size(self) -> int:
         return len(self.tokens)
+
+    @property
+    def kept(self) -> int:
+        """K, the number of real tokens (``<unk>`` not counted)."""
+        return self.size - (self.oov == "unk")
 
     def encode(self, tokens: Sequence[str]) -> list[int] | None:
         """Indices of ``tokens``; ``None`` under ``drop`` when any token is out of vocabulary."""
@@ -72,28 +81,28 @@ def build_vocabulary(documents: Iterable[Sequence[str]], size: int | None, oov: 
 
 
 def vocabulary_from_counts(counts: Counter, size: int | None, oov: str = "drop") -> Vocabulary:
-    """The ``size`` most frequent tokens of ``counts`` (with ``<unk>`` last under the ``unk`` policy).
+    """The ``size`` most frequent tokens of ``counts``, followed by ``<unk>`` under the ``unk`` policy
+    (V = ``size`` + 1 there, V = ``size`` under ``drop``).
 
     ``size=None`` takes every distinct token, at most :data:`DEFAULT_VOCABULARY_SIZE`.
     Raises :class:`InvalidSizeError` when ``size`` < 2 or exceeds the number of distinct
-    tokens (plus one for ``<unk>``), and :class:`EmergenceError` for an unknown policy.
+    tokens, and :class:`EmergenceError` for an unknown policy.
     """
     if oov not in OOV_POLICIES:
         raise EmergenceError(f"unknown out-of-vocabulary policy {oov!r}; choose drop or unk")
     counts = Counter(counts)
     if oov == "unk":
         counts.pop(UNKNOWN_TOKEN, None)
-    available = len(counts) + (1 if oov == "unk" else 0)
+    available = len(counts)
     if size is None:
         size = min(DEFAULT_VOCABULARY_SIZE, available)
-    kept = size - 1 if oov == "unk" else size
     if size < 2 or size > available:
         raise InvalidSizeError(
             f"vocabulary size K={size} out of range: the corpus has {len(counts)} distinct "
             f"tokens, so K must be between 2 and {available}"
         )
-    ranked = counts.most_common(kept)
+    ranked = counts.most_common(size)
     tokens = tuple(token for token, _ in ranked)
     if oov == "unk":
         tokens = tokens + (UNKNOWN_TOKEN,)
-    return Vocabulary(tokens, oov)
+    return Vocabulary(tokens, oov, counts)

@@ -20,7 +20,15 @@ LayerNorm's gain, and the head's W_Q^h, W_K^h, W_V^h (d x d_h), W_O^h (d_h x d):
   (value times output, paper Eq. 12);
 - the direct path \tilde E_K U_K, compared with \bar B (the output weight's leading term).
 
-Every comparison is the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|).  Fused QKV layouts
+The key-query map is formed as (\tilde E_K W_Q^h)(\tilde E_K W_K^h)^\top
+(:func:`key_query_map`), 2 K d d_h + K^2 d_h multiply-adds per head, not as
+((\tilde E_K W_Q^h) W_K^{h\top}) \tilde E_K^\top, K d d_h + K d_h d + K^2 d: at Pythia-1.4B's
+d = 2048, d_h = 128 and K = 5000 that is 3.8e9 against 5.4e10.
+
+Checkpoints are compared one at a time (:func:`compare_checkpoints`): each is loaded in its own
+dtype, compared and released before the next is loaded, and its memory is estimated from its
+``config.json`` and weight files before loading (:func:`checkpoint_bytes`), so a checkpoint that
+will not fit is refused in one line instead of being killed mid-run.  Every comparison is the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|).  Fused QKV layouts
 (GPT-2's ``c_attn`` as [q | k | v], GPT-NeoX's ``query_key_value`` as per-head
 [q_h | k_h | v_h]) are read by :func:`attention_heads` and checked against each model's own
 forward pass in the tests.
@@ -31,7 +39,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -65,10 +73,12 @@ def _split_heads(matrix: np.ndarray, heads: int) -> np.ndarray:
     return matrix.reshape(d, heads, width // heads).transpose(1, 0, 2)
 
 
-def attention_heads(model) -> list[AttentionHeads]:
-    """Per-layer, per-head projection matrices of a GPT-2 or GPT-NeoX causal LM (x W convention)."""
+def iter_attention_heads(model) -> Iterator[AttentionHeads]:
+    """Per-layer, per-head projection matrices of a GPT-2 or GPT-NeoX causal LM (x W convention), in float64,
+    one layer at a time (a layer's copies are 8 d^2 float64 numbers)."""
     family = model.config.model_type
-    layers = []
+    if family not in FAMILIES:
+        raise EmergenceError(f"checkpoint family {family!r} is not supported; choose a {' or '.join(FAMILIES)} model")
     if family == "gpt2":
         heads = model.config.n_head
         for block in model.transformer.h:
@@ -77,13 +87,13 @@ def attention_heads(model) -> list[AttentionHeads]:
             q, k, v = (fused[:, i * d : (i + 1) * d] for i in range(3))
             bq, bk, bv = (bias[i * d : (i + 1) * d] for i in range(3))
             projection = _numpy(block.attn.c_proj.weight)  # (d, d), x @ W
-            layers.append(AttentionHeads(
+            yield AttentionHeads(
                 _split_heads(q, heads), _split_heads(k, heads), _split_heads(v, heads),
                 projection.reshape(heads, d // heads, d),
                 bq.reshape(heads, -1), bk.reshape(heads, -1), bv.reshape(heads, -1),
                 _numpy(block.attn.c_proj.bias), _numpy(block.ln_1.weight),
-            ))
-    elif family == "gpt_neox":
+            )
+    else:
         heads = model.config.num_attention_heads
         for block in model.gpt_neox.layers:
             fused = _numpy(block.attention.query_key_value.weight).T  # Linear: x @ W^T, (d, 3d)
@@ -93,14 +103,16 @@ def attention_heads(model) -> list[AttentionHeads]:
             per_head = fused.reshape(d, heads, 3, size).transpose(2, 1, 0, 3)  # (3, H, d, d_h)
             bias_per_head = bias.reshape(heads, 3, size).transpose(1, 0, 2)
             projection = _numpy(block.attention.dense.weight).T
-            layers.append(AttentionHeads(
+            yield AttentionHeads(
                 per_head[0], per_head[1], per_head[2], projection.reshape(heads, size, d),
                 bias_per_head[0], bias_per_head[1], bias_per_head[2],
                 _numpy(block.attention.dense.bias), _numpy(block.input_layernorm.weight),
-            ))
-    else:
-        raise EmergenceError(f"checkpoint family {family!r} is not supported; choose a {' or '.join(FAMILIES)} model")
-    return layers
+            )
+
+
+def attention_heads(model) -> list[AttentionHeads]:
+    """Every layer of :func:`iter_attention_heads` at once."""
+    return list(iter_attention_heads(model))
 
 
 def final_gain(model) -> np.ndarray:
@@ -116,18 +128,55 @@ def frobenius_cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sum(a * b) / norm) if norm > 0 else 0.0
 
 
+WEIGHT_FILE_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt")
+WORKING_KxK_ARRAYS = 4
+"""K x K float64 arrays alive at once while a layer is compared: the head sum, one head's map, the
+value map and the element-wise product inside a cosine."""
+WORKING_LAYER_SQUARES = 8
+"""d x d float64 numbers of one layer's copies (fused Q, K, V, the output projection and the
+per-head reshapes of the slices)."""
+
+
+def checkpoint_config(path: str | Path) -> dict:
+    """The checkpoint's ``config.json`` (cheap: read before loading); :class:`EmergenceError` if missing or unreadable."""
+    import json
+
+    config_file = Path(path) / "config.json"
+    if not config_file.is_file():
+        raise EmergenceError(f"checkpoint {str(path)!r} is not a saved model folder (no config.json)")
+    try:
+        return json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise EmergenceError(f"cannot read {str(config_file)!r}: {error}") from None
+
+
+def checkpoint_bytes(path: str | Path, keep: int) -> float:
+    r"""Estimated peak bytes of loading and comparing one checkpoint over ``keep`` tokens, before loading it.
+
+    The weights in their own dtype (the size of the weight files: they are loaded as stored) plus
+    the float64 working set of :func:`compare_checkpoint`: the K x d rows of the input and output
+    embeddings and the gain-scaled inputs (3 K d), one layer's copies
+    (:data:`WORKING_LAYER_SQUARES` d^2) and :data:`WORKING_KxK_ARRAYS` K x K arrays, at 8 bytes each.
+    """
+    config = checkpoint_config(path)
+    width = int(config.get("hidden_size", config.get("n_embd", 0)))
+    weights = sum(f.stat().st_size for f in Path(path).iterdir() if f.suffix in WEIGHT_FILE_SUFFIXES)
+    return weights + 8.0 * (3 * keep * width + WORKING_LAYER_SQUARES * width**2 + WORKING_KxK_ARRAYS * keep**2)
+
+
 def load_checkpoint(path: str | Path):
-    """A local causal-LM checkpoint through ``transformers``, offline (HF_HUB_OFFLINE=1), in eval mode."""
+    """A local causal-LM checkpoint through ``transformers`` in its stored dtype, offline (HF_HUB_OFFLINE=1), in eval mode."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
+        import transformers
         from transformers import AutoModelForCausalLM
     except ImportError:
         raise EmergenceError("checkpoints need 'transformers'; install the optional extra: pip install 'emergence[hf]'") from None
-    path = Path(path)
-    if not (path / "config.json").is_file():
-        raise EmergenceError(f"checkpoint {str(path)!r} is not a saved model folder (no config.json)")
+    checkpoint_config(path)
+    # transformers 5 calls the stored-dtype option dtype, 4.x torch_dtype
+    stored_dtype = {"dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype": "auto"}
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
+        model = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True, **stored_dtype)
     except Exception as error:  # transformers raises many types for unreadable folders
         raise EmergenceError(f"cannot load checkpoint {str(path)!r}: {str(error).splitlines()[0]}") from None
     return model.eval()
@@ -142,29 +191,74 @@ def find_tokenizer(checkpoints: Sequence[str | Path]) -> Path:
     raise EmergenceError(f"no tokenizer.json in {str(first)!r} or its parent; save the corpus tokenizer beside the checkpoints")
 
 
-def leading_term_targets(stats, keep: int) -> dict[str, np.ndarray]:
-    """The leading-term matrices restricted to the first ``keep`` tokens (``<unk>`` dropped)."""
-    bigram, value = stats.bigram, stats.value_feature
+def leading_term_targets(bigram: np.ndarray, context: np.ndarray, key_query: np.ndarray, keep: int) -> dict[str, np.ndarray]:
+    r"""The leading-term matrices restricted to the first ``keep`` tokens (``<unk>`` dropped): \bar B,
+    \bar\Phi^\top\bar B^\top, \bar\Phi^\top\bar B^\top\bar B and \bar Q, from the V x V \bar B, \bar\Phi, \bar Q."""
+    value = (bigram @ context).T
     cut = (slice(0, keep), slice(0, keep))
     return {"bigram": bigram[cut], "value": value[cut], "value_output": (value @ bigram)[cut],
-            "key_query": stats.key_query[cut]}
+            "key_query": key_query[cut]}
+
+
+def _rows(weight, ids: np.ndarray) -> np.ndarray:
+    """Rows ``ids`` of a torch weight in float64 (the rows are picked before the conversion)."""
+    import torch
+
+    return _numpy(weight.detach()[torch.as_tensor(ids)])
+
+
+def key_query_map(inputs: np.ndarray, query: np.ndarray, key: np.ndarray) -> np.ndarray:
+    r"""(E W_Q)(E W_K)^\top for E (K, d), W_Q and W_K (d, d_h): row query token, column key token, (K, K).
+
+    The same matrix as ((E W_Q) W_K^\top) E^\top in 2 K d d_h + K^2 d_h multiply-adds instead of
+    K d d_h + K d_h d + K^2 d (the product through d_h, not d, is the K x K one)."""
+    return (inputs @ query) @ (inputs @ key).T
 
 
 def compare_checkpoint(model, token_ids: Sequence[int], targets: dict[str, np.ndarray]) -> dict:
-    """Frobenius cosines of one checkpoint's token-space matrices with the leading-term ``targets``."""
+    """Frobenius cosines of one checkpoint's token-space matrices with the leading-term ``targets``.
+
+    Works layer by layer and head by head, so at most :data:`WORKING_KxK_ARRAYS` K x K arrays are alive."""
     ids = np.asarray(token_ids)
-    embedding = _numpy(model.get_input_embeddings().weight)[ids]  # (K, d)
-    unembedding = (_numpy(model.get_output_embeddings().weight)[ids] * final_gain(model)).T  # (d, K)
+    embedding = _rows(model.get_input_embeddings().weight, ids)  # (K, d)
+    unembedding = (_rows(model.get_output_embeddings().weight, ids) * final_gain(model)).T  # (d, K)
     layers = []
-    for number, heads in enumerate(attention_heads(model)):
+    for number, heads in enumerate(iter_attention_heads(model)):
         inputs = embedding * heads.gain
-        key_query = [inputs @ q @ k.T @ inputs.T for q, k in zip(heads.query, heads.key)]
+        summed = np.zeros((len(ids), len(ids)))
+        per_head = []
+        for head, (query, key) in enumerate(zip(heads.query, heads.key)):
+            single = key_query_map(inputs, query, key)
+            per_head.append({"head": head, "key_query": frobenius_cosine(single, targets["key_query"])})
+            summed += single
+            del single
         value_output = inputs @ np.einsum("hdi,hie->de", heads.value, heads.output) @ unembedding
         layers.append({
             "layer": number,
             "value": frobenius_cosine(value_output, targets["value"]),
             "value_output": frobenius_cosine(value_output, targets["value_output"]),
-            "key_query": frobenius_cosine(sum(key_query), targets["key_query"]),
-            "heads": [{"head": h, "key_query": frobenius_cosine(m, targets["key_query"])} for h, m in enumerate(key_query)],
+            "key_query": frobenius_cosine(summed, targets["key_query"]),
+            "heads": per_head,
         })
     return {"direct": frobenius_cosine(embedding @ unembedding, targets["bigram"]), "layers": layers}
+
+
+def compare_checkpoints(paths: Sequence[str | Path], token_ids: Sequence[int], targets: dict[str, np.ndarray],
+                        budget: float | None = None) -> Iterator[dict]:
+    """:func:`compare_checkpoint` of each folder in turn: estimate (:func:`checkpoint_bytes`, refused by
+    :func:`~emergence.base.limits.check_memory` when over the budget), load, compare, release."""
+    import gc
+
+    from emergence.base.limits import check_memory
+
+    for path in paths:
+        rows = int(checkpoint_config(path).get("vocab_size", 0))
+        if max(token_ids) >= rows:
+            raise EmergenceError(f"checkpoint {str(path)!r} has {rows} embedding rows, fewer than the tokenizer's ids")
+        check_memory(checkpoint_bytes(path, len(token_ids)), f"checkpoint {str(path)!r}",
+                     "compare fewer tokens (--top-k) or free memory", budget)
+        model = load_checkpoint(path)
+        result = {"path": str(path), **compare_checkpoint(model, token_ids, targets)}
+        del model
+        gc.collect()
+        yield result

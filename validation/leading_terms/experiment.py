@@ -56,7 +56,10 @@ class LeadingTermRun:
 
     ``corpus``: a UTF-8 file, ``synthetic`` (the story corpus of
     :mod:`emergence.numerics.corpus.stories`) or ``markov`` (a seeded random Markov chain with
-    ``vocab_size`` states, default 64).
+    ``vocab_size`` states, default 64).  ``tokenizer``: ``natural``, ``whitespace``, ``bpe`` (a
+    byte-level BPE of ``vocab_size`` entries trained on the corpus) or a ``tokenizer.json`` path.
+    ``max_sequences``: at most this many of the corpus's windows are trained on, drawn at random
+    (``seed``) when there are more (``None``: all); the result's ``corpus`` says how many there were.
     """
 
     corpus: str = "synthetic"
@@ -65,7 +68,7 @@ class LeadingTermRun:
     epochs: int = 20
     vocab_size: int | None = None
     context_length: int = 64
-    max_sequences: int = 64
+    max_sequences: int | None = 64
     batch_size: int | None = None
     tokenizer: str = "natural"
     windows: str = "all"
@@ -100,18 +103,24 @@ MARKOV_SOURCE = "markov"
 DEFAULT_MARKOV_VOCABULARY = 64
 
 
+DEFAULT_MARKOV_SEQUENCES = 64
+
+
 def _markov_windows(config: LeadingTermRun) -> TokenCorpus:
     """Windows of a seeded random Markov chain (Dirichlet(0.3) rows), tokens named m0, m1, ..."""
     size = config.vocab_size or DEFAULT_MARKOV_VOCABULARY
+    count = config.max_sequences or DEFAULT_MARKOV_SEQUENCES
     chain = random_markov_chain(size, seed=config.seed)
-    windows = sample_markov_windows(chain, config.max_sequences, config.context_length, seed=config.seed)
+    windows = sample_markov_windows(chain, count, config.context_length, seed=config.seed)
     vocabulary = Vocabulary(tuple(f"m{i}" for i in range(size)), "drop")
-    return TokenCorpus(windows, vocabulary, config.context_length, config.max_sequences, config.max_sequences)
+    return TokenCorpus(windows, vocabulary, config.context_length, count, count)
 
 
-def _training_windows(config: LeadingTermRun) -> TokenCorpus:
+def _training_windows(config: LeadingTermRun) -> tuple[TokenCorpus, int]:
+    """The training windows and how many windows the corpus had before ``max_sequences`` drew from them."""
     if config.corpus == MARKOV_SOURCE:
-        return _markov_windows(config)
+        corpus = _markov_windows(config)
+        return corpus, corpus.num_sequences
     corpus = load_corpus(
         config.corpus,
         tokenizer_name=config.tokenizer,
@@ -121,18 +130,11 @@ def _training_windows(config: LeadingTermRun) -> TokenCorpus:
         oov=config.oov,
         seed=config.seed,
     )
-    if corpus.num_sequences > config.max_sequences:
-        chosen = np.random.default_rng(config.seed).choice(
-            corpus.num_sequences, config.max_sequences, replace=False
-        )
-        corpus = TokenCorpus(
-            corpus.sequences[np.sort(chosen)],
-            corpus.vocabulary,
-            corpus.context_length,
-            corpus.documents_used,
-            corpus.documents_total,
-        )
-    return corpus
+    available = corpus.num_sequences
+    if config.max_sequences is not None and available > config.max_sequences:
+        chosen = np.random.default_rng(config.seed).choice(available, config.max_sequences, replace=False)
+        corpus = replace(corpus, sequences=corpus.sequences[np.sort(chosen)])
+    return corpus, available
 
 
 def _directions(stats: BasisStatistics, device: str) -> dict[str, torch.Tensor]:
@@ -230,13 +232,13 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
 
     ``progress(epoch, epochs, loss)`` is called after every epoch when given.
     """
-    if config.epochs < 1 or config.layers < 1 or config.max_sequences < 1:
+    if config.epochs < 1 or config.layers < 1 or (config.max_sequences or 1) < 1:
         raise InvalidSizeError("epochs, layers and max_sequences must be at least 1")
     if config.lr is not None and not (config.lr > 0 and math.isfinite(config.lr)):
         raise InvalidSizeError(f"learning rate must be positive and finite, got {config.lr}")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise EmergenceError("device 'cuda' requested but torch sees no GPU; use --device cpu")
-    corpus = _training_windows(config)
+    corpus, available = _training_windows(config)
     V, T, N = corpus.vocabulary.size, corpus.context_length, corpus.num_sequences
     if config.lr is None:
         batches = -(-N // (config.batch_size or N))
@@ -287,7 +289,8 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
     per_component_error = {name: mean_over_layers(error[name]) for name in COMPONENTS}
     return {
         "config": asdict(config),
-        "corpus": {"V": V, "T": T, "N": N, "documents_used": corpus.documents_used},
+        "corpus": {"V": V, "T": T, "N": N, "windows_available": available, "truncated": N < available,
+                   "documents_used": corpus.documents_used},
         "steps": steps,
         "loss": losses,
         "final_loss": float(model.loss(windows).detach()),
