@@ -26,7 +26,8 @@ def test_phase_diagram_json_and_plot(tmp_path, capsys):
     assert low < record["transitions"]["P_star"] < high
     assert record["provenance"]["config"]["L"] == 64
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert "P_star" in capsys.readouterr().out
+    # the summary prints the record's own value (8 significant digits), not just the name
+    assert f"P_star             {record['transitions']['P_star']:.8g}" in capsys.readouterr().out
 
 
 def test_phase_diagram_linear_to_stdout(capsys):
@@ -34,8 +35,9 @@ def test_phase_diagram_linear_to_stdout(capsys):
                  "--convention", "c=0", "--json", "-"]) == 0
     captured = capsys.readouterr()
     record = json.loads(captured.out)  # stdout holds only the JSON; the summary goes to stderr
-    assert "P1" in captured.err
     assert record["transitions"]["P1"] > 0 and record["transitions"]["P_star"] is None
+    assert f"P1                 {record['transitions']['P1']:.8g}" in captured.err
+    assert "P_star             none in range" in captured.err
     assert record["convention"]["architecture"] == "T"
     assert all(v is not None for v in record["loss"])
 

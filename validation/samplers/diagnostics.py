@@ -54,11 +54,31 @@ def effective_sample_size(samples) -> float:
 
 
 def mean_and_standard_error(samples) -> tuple[float, float]:
-    """Sample mean of a ``(chains, draws)`` array and its standard error from the ESS."""
+    """Sample mean of a ``(chains, draws)`` array and its standard error from the ESS.
+
+    One estimator per record: ArviZ's ESS for the mean when ArviZ is installed (the same library
+    as :func:`rhat_and_bulk_ess`), else :func:`effective_sample_size` (``tests/test_chain_diagnostics.py``
+    checks the two agree on autocorrelated chains).
+    """
     x = np.asarray(samples, dtype=float)
     if x.ndim == 1:
         x = x[None, :]
-    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(effective_sample_size(x)))
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(mean_ess(x)))
+
+
+def mean_ess(x: np.ndarray) -> float:
+    """ESS for the mean of a ``(chains, draws)`` array: ArviZ's ``method="mean"`` if installed, else our own."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import arviz
+    except ImportError:
+        return effective_sample_size(x)
+    if np.ptp(x) == 0 or x.shape[1] < 4:
+        return effective_sample_size(x)
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore")
+        return float(arviz.ess(x, method="mean"))
 
 
 def rhat_and_bulk_ess(samples) -> tuple[float, float]:
