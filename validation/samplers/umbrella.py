@@ -75,11 +75,16 @@ class FreeEnergyProfile:
     mean_error: float
 
     def basin_minimum(self, low: float, high: float) -> float | None:
-        """Centre of the lowest bin with ``low <= centre < high`` (``None`` if all are empty)."""
-        inside = (self.bin_centres >= low) & (self.bin_centres < high) & np.isfinite(self.F)
-        if not inside.any():
+        """Centre of the lowest bin with ``low <= centre < high`` if it is a local minimum of the profile
+        (lower than both neighbours, which must be sampled); ``None`` otherwise (no basin there, only a slope)."""
+        inside = np.flatnonzero((self.bin_centres >= low) & (self.bin_centres < high) & np.isfinite(self.F))
+        if not len(inside):
             return None
-        return float(self.bin_centres[inside][np.argmin(self.F[inside])])
+        best = inside[np.argmin(self.F[inside])]
+        if best == 0 or best == len(self.F) - 1:
+            return None
+        neighbours = self.F[[best - 1, best + 1]]
+        return float(self.bin_centres[best]) if np.all(np.isfinite(neighbours)) and np.all(self.F[best] <= neighbours) else None
 
 
 def _unbiased_log_weights(xi, N_k, centres, kappa, pymbar):
