@@ -130,7 +130,7 @@ def _linear_measured(c1, cG, converged=None, P=(8, 16, 32, 64)):
 
 def _linear_theory(P1, crossover, P=(8, 16, 32, 64)):
     return {"P": list(P), "c1": [0.0, 0.2, 0.5, 0.6], "cG": [0.0, 0.0, 0.1, 0.6],
-            "transitions": {"P1": P1, "crossover": crossover}}
+            "transitions": {"P1": P1, "crossover": crossover, "critical_exponent": {"beta": 0.5}}}
 
 
 def test_agreement_fails_for_a_missing_an_unexpected_or_a_distant_transition():
@@ -150,7 +150,7 @@ def test_agreement_fails_for_a_missing_an_unexpected_or_a_distant_transition():
     coarse = agreement("linear", measured, _linear_theory(12.0, 24.0))  # bracket ratio 1.33-2.67
     assert not coarse["passes"] and coarse["transitions"]["crossover"]["status"] == "unresolved"
     nothing = agreement("linear", _linear_measured([0.0] * 4, [0.0] * 4), _linear_theory(None, None))
-    assert not nothing["passes"] and "no transition was tested" in nothing["reasons"][-1]
+    assert not nothing["passes"] and "neither predicted nor measured on the grid (untested)" in nothing["reasons"][0]
 
 
 def test_non_converged_points_are_excluded_and_too_few_fail():
@@ -164,6 +164,8 @@ def test_non_converged_points_are_excluded_and_too_few_fail():
     result = agreement("linear", measured, theory)
     assert result["converged_points"] == 3 and result["transitions"]["crossover"]["status"] == "beyond grid"
     assert "1 of 4 points did not converge (P = 64; excluded)" in result["reasons"][0]
+    assert not result["passes"]
+    assert "crossover predicted 45, measured —, ratio —: predicted outside the converged grid (untested)" in result["reasons"]
     # a non-converged point carrying the only rise cannot make a crossover appear where the theory has none
     flagged = agreement("linear", measured, _linear_theory(12.0, 24.0))
     assert not flagged["passes"] and flagged["transitions"]["crossover"]["status"] == "missing"
@@ -230,13 +232,18 @@ def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
 
 
 def test_default_grid_is_what_the_verdict_asks_for():
-    """Without --P-grid, softmax trains on 8 points spanning [P*/3, 3P*] around the theory's P*; linear on the geom grid."""
+    """Without --P-grid, softmax trains on 8 points spanning [P*/3, 3P*] around the theory's P*; linear on 5 points
+    over each of [P1/2, 2 P1] and [P_G/2, 2 P_G] around the theory's P1 and crossover."""
     from argparse import Namespace
 
-    from emergence.commands.validate_copy_head import DEFAULT_P_GRID, _default_grid
+    from emergence.commands.validate_copy_head import _default_grid
     from emergence.validation.copy_task.analysis import grid_coverage
 
     softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention=""))
     predicted = emergence.phase_diagram("softmax", 32, 8).transitions["P_star"]
     assert len(softmax) >= 8 and grid_coverage(softmax, predicted)["spans"]
-    assert _default_grid(Namespace(attention="linear", L=32, V=8, convention="")) == parse_P_grid(DEFAULT_P_GRID)
+    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention=""))
+    transitions = emergence.phase_diagram("linear", 32, 8).transitions
+    for name in ("P1", "crossover"):
+        inside = [P for P in linear if transitions[name] / 2 - 0.5 <= P <= 2 * transitions[name] + 0.5]
+        assert len(inside) == 5 and inside[0] <= transitions[name] / 2 + 0.5 and inside[-1] >= 2 * transitions[name] - 0.5
