@@ -135,7 +135,7 @@ def test_the_experiment_bisects_a_linear_bracket_until_it_decides(tmp_path, monk
     monkeypatch.setattr(experiment, "run_copy_point", stand_in_point)
     monkeypatch.setattr(predictions, "predicted_phase_diagram", lambda attention, L, V, convention, grid: _theory())
     validation = run_copy_experiment(CopyExperiment(
-        "linear", 8, 3, (50, 100, 120, 300, 800, 2000), seeds=1, adam_steps=1, device="cpu", workers=1,
+        "linear", 8, 3, (50, 100, 120, 300, 800, 2000, 5000), seeds=1, adam_steps=1, device="cpu", workers=1,
         out=str(tmp_path / "runs"), bisections=6, progress=False))
     added = validation.measured["bisection"]["added_P"]
     assert 1 <= len(added) < 6 and all(800 < P < 2000 for P in added)

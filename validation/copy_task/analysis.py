@@ -26,7 +26,9 @@ when the order parameter changes by at least :math:`\delta` = :data:`SIGNIFICANT
 * linear ``crossover``: the interval of steepest rise of :math:`c_G` in :math:`\ln P`,
   :math:`\max_i [c_G(P_{i+1}) - c_G(P_i)]/\ln(P_{i+1}/P_i)` (the copy-mode onset, as the theory
   defines it), when :math:`c_G` rises by at least :math:`\delta` across the grid
-  (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`).
+  (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`) and the steepest interval is not the grid's
+  last (there the slope may still grow beyond the grid, as the theory's own onset refuses a maximum
+  on its grid's edge).
 
 Besides the bracket, :func:`onset_fit` fits the theory's onset law :math:`c_1^{1/\beta} = a(P - P_1)`
 (:math:`\beta` the theory's critical exponent, 1/2 in the Landau expansion) to the converged points
@@ -172,6 +174,9 @@ def _onset(P, cG: np.ndarray) -> dict:
         return _absent(f"c_G rises by only {rise:.2g} across the grid (needs {SIGNIFICANT_CHANGE:g}; "
                        f"c_G between {cG.min():.2g} and {cG.max():.2g}): no copy onset inside the grid")
     i = int(np.argmax(np.diff(cG) / np.diff(np.log(np.asarray(P, dtype=float)))))
+    if i == len(P) - 2 and len(P) > 2:
+        return _absent(f"c_G rises by {rise:.2g} but most steeply on the grid's last interval (P = {P[i]:g} to "
+                       f"{P[i + 1]:g}): the copy onset may lie beyond the grid")
     return _bracket(P, i, rise, f"c_G rises by {rise:.2g} across the grid, steepest in ln P between P = {P[i]:g} "
                                 f"and {P[i + 1]:g}")
 
