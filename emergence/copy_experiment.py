@@ -8,12 +8,15 @@ configuration and the engine's code), reduces them to measured curves and transi
 puts the theory's phase diagram on a fine grid (:math:`P_{\min}/2` to :math:`2P_{\max}`,
 200 log-spaced points, plus the measured points themselves) beside them.
 
-After the grid, ``bisections`` extra points narrow a softmax jump: each is the geometric
-midpoint of the current bracket of the measured jump
-(:func:`~emergence.validation.copy_task.analysis.bisection_point`), run like any grid point and
-stored in the same folder; the bracket is read again from all converged points.
-:func:`grid_around_prediction` gives the grid the verdict asks for, :data:`GRID_POINTS` points
-spanning :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`.
+After the grid, up to ``bisections`` extra points narrow the measured transitions
+(:func:`~emergence.validation.copy_task.analysis.next_bisection`): each is the geometric midpoint of a
+current bracket (:func:`~emergence.validation.copy_task.analysis.bisection_point`), run like any grid
+point and stored in the same folder; the brackets are read again from all converged points.  A softmax
+jump is bisected every time; a linear transition only while its bracket straddles a bound of the
+agreement factor, so a linear sweep stops as soon as every bracket decides.
+:func:`grid_around_prediction` gives the grid the verdict asks for: softmax, :data:`GRID_POINTS` points
+spanning :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`; linear, points over
+:math:`[P_1/2, 2P_1]` and :math:`[P_G/2, 2P_G]` around the predicted second-order point and crossover.
 
 >>> CopyExperiment("linear", 8, 4, (8, 64)).theory_grid()[[0, -1]]
 array([  4., 128.])
@@ -34,7 +37,8 @@ class CopyExperiment:
 
     ``convention``: text such as ``architecture=M,a=1`` (model T defaults); ``workers``: local
     processes (1: in this process, one torch thread; default: the CPU count); ``executor``:
-    ``local``, ``dask`` (a LocalCluster of ``workers``) or ``dask:ADDRESS``; ``out``: folder
+    ``local``, ``dask`` (a LocalCluster of ``workers``) or ``dask:ADDRESS``; ``objective``: ``marginal``
+    (default: the readout-marginal action whose MAP the theory's saddle is) or ``joint``; ``out``: folder
     of the resumable per-point results (default: a new temporary folder); ``dtype``: float32 by
     default (the potential and its gradient agree with float64 to 1e-7 and 1e-6 at the default
     sizes, tests/test_float32_training.py), as on the command line.
@@ -45,7 +49,7 @@ class CopyExperiment:
     V: int
     P: tuple[int, ...]
     optimizer: str = "adam"
-    objective: str = "joint"
+    objective: str = "marginal"
     seeds: int = 2
     convention: str = ""
     adam_steps: int = 2000
@@ -100,25 +104,32 @@ class CopyExperiment:
 
 
 def grid_around_prediction(attention: str, L: int, V: int, convention: str = "", points: int | None = None) -> list[int]:
-    r"""``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole numbers of
-    sequences, log-spaced over :math:`[P^*/3, 3P^*]` around the theory's softmax :math:`P^*` at this convention.
+    r"""The grid the verdict asks for, built around the theory's own transitions at this convention.
 
-    Fails (:class:`~emergence.base.errors.EmergenceError`) where the theory has no jump.
+    Softmax: ``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole
+    numbers of sequences log-spaced over :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`.  Linear:
+    ``points`` (default :data:`~emergence.validation.copy_task.analysis.LINEAR_POINTS`) over each of
+    :math:`[P_1/2, 2P_1]` and :math:`[P_G/2, 2P_G]` (:func:`~emergence.validation.copy_task.analysis.linear_grid`).
+
+    Fails (:class:`~emergence.base.errors.EmergenceError`) where the theory has no such transition.
     """
     import numpy as np
 
     from emergence.base.errors import EmergenceError
-    from emergence.validation.copy_task.analysis import GRID_POINTS, grid_around
+    from emergence.validation.copy_task.analysis import GRID_POINTS, LINEAR_POINTS, grid_around, linear_grid
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     parsed = CopyTaskConvention.parse(convention, attention=attention)
-    predicted = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS))
-    P_star = predicted["transitions"].get("P_star")
-    if P_star is None:
-        raise EmergenceError(f"the theory has no jump at L={L}, V={V} ({convention or 'default convention'}): "
-                             "no grid around P* to build")
-    return grid_around(P_star, points or GRID_POINTS)
+    transitions = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS))["transitions"]
+    names = ("P_star",) if attention == "softmax" else ("P1", "crossover")
+    lacking = [name for name in names if transitions.get(name) is None]
+    if lacking:
+        raise EmergenceError(f"the theory has no {' and no '.join(lacking)} at L={L}, V={V} "
+                             f"({convention or 'default convention'}): no grid around it to build")
+    if attention == "softmax":
+        return grid_around(transitions["P_star"], points or GRID_POINTS)
+    return linear_grid(transitions["P1"], transitions["crossover"], points or LINEAR_POINTS)
 
 
 def run_copy_experiment(config: CopyExperiment):
@@ -129,7 +140,7 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.base.io import provenance, to_json_text
     from emergence.records import CopyHeadValidation
     from emergence.base.errors import EmergenceError
-    from emergence.validation.copy_task.analysis import agreement, bisection_point, measured_curves
+    from emergence.validation.copy_task.analysis import agreement, measured_curves, next_bisection
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
@@ -156,10 +167,19 @@ def run_copy_experiment(config: CopyExperiment):
                         progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}",
                         cost=point_cost)
     measured = measured_curves(config.attention, config.optimizer, grid, results)
+
+    def prediction() -> tuple[dict | None, str | None]:
+        try:
+            return predicted_phase_diagram(config.attention, config.L, config.V, convention,
+                                           config.theory_grid(grid)), None
+        except EmergenceError as error:
+            return None, str(error)
+
+    predicted, note = prediction()
     added = []
-    for _ in range(config.bisections if config.attention == "softmax" else 0):
-        P = bisection_point((measured.get("P_star") or {}).get("bracket"))
-        if P is None or P in grid:
+    for _ in range(config.bisections):
+        P = next_bisection(config.attention, measured, predicted, grid)
+        if P is None:
             break
         result = run_sweep(work, [point_at(P)], out, executor=executor, progress=config.progress,
                            description=f"copy-head bisection P = {P}")[0]
@@ -168,13 +188,9 @@ def run_copy_experiment(config: CopyExperiment):
         results.insert(index, result)
         added.append(P)
         measured = measured_curves(config.attention, config.optimizer, grid, results)
-    measured["bisection"] = {"requested": config.bisections if config.attention == "softmax" else 0, "added_P": added}
-    try:
-        predicted = predicted_phase_diagram(config.attention, config.L, config.V, convention,
-                                            config.theory_grid(grid))
-        note = None
-    except EmergenceError as error:
-        predicted, note = None, str(error)
+    measured["bisection"] = {"requested": config.bisections, "added_P": added}
+    if added:
+        predicted, note = prediction()
     return CopyHeadValidation(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()

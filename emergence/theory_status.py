@@ -66,8 +66,17 @@ def _before_jump(diagram: dict) -> tuple[float | None, float | None, float | Non
 
 SAMPLER_CLAIMS = {
     "adam": "Adam (global MAP of the readout-marginal action) agrees with the theory",
-    "sgld": "SGLD posterior means agree with the theory",
+    "sgld": "SGLD posterior means against the saddle (a posterior compared with a MAP, not the theory's verdict)",
 }
+SGLD_CRITERION = ("none: not a verdict on the theory. The saddle is the MAP of the readout-marginal action; SGLD "
+                  "samples its posterior, whose theory is the posterior level (`emergence validate posterior`). "
+                  "Shown: whether the brackets would lie within a factor 2 of the saddle's")
+
+
+def _all_hold(flags) -> bool:
+    """``all(flags)`` that fails on no flags at all: an empty record is missing data, not a pass."""
+    flags = list(flags)
+    return bool(flags) and all(flags)
 
 
 def _ratio_range(ratio) -> str:
@@ -96,6 +105,18 @@ def _softmax_jump(agreement: dict, measured: dict) -> str:
     return "; ".join(parts)
 
 
+def _linear_brackets(agreement: dict, measured: dict) -> str:
+    """The measured linear transitions (bisected brackets) and the fitted P1, in words."""
+    added = (measured.get("bisection") or {}).get("added_P") or []
+    parts = [f"{name} {agreement.get('transitions', {}).get(name, {}).get('summary', 'not compared')}"
+             for name in ("P1", "crossover")]
+    fit = agreement.get("P1_fit")
+    if fit:
+        parts.append(f"P1 fit: {fit['note']}")
+    return "; ".join(parts) + (f" (brackets after bisection at P = {', '.join(str(p) for p in added)})" if added
+                               else "") + "; "
+
+
 def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
     rows = []
     for e in experiments:
@@ -105,18 +126,21 @@ def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
             agreement, measured = e["agreement"][optimizer], e["measured"][optimizer]
             ratios = ", ".join(f"{n} {_ratio_range(agreement.get('ratios', {}).get(n))}" for n in names)
             rms = agreement.get("order_parameter_rms", {})
-            jump = f"{_softmax_jump(agreement, measured)}; " if e["attention"] == "softmax" else ""
+            jump = (f"{_softmax_jump(agreement, measured)}; " if e["attention"] == "softmax"
+                    else _linear_brackets(agreement, measured))
             rows.append({
                 "paper": "copy head", "claim": f"{SAMPLER_CLAIMS[optimizer]} ({e['attention']} attention)",
                 "derived": f"phase diagram of the reduced action at L = {e['L']}, V = {e['V']}",
                 "measured": f"{jump}grid bracket/theory {ratios}; RMS of c1 {_g(rms.get('c1'), 2)}, c_G "
                             f"{_g(rms.get('cG'), 2)} (P grid {measured['P']}, objective {e['settings']['objective']})"
                             + "".join(f"; {reason}" for reason in agreement.get("reasons", [])),
-                "holds": _yes(agreement.get("passes")),
-                "criterion": "every transition's grid bracket within a factor 2, none missing or unexpected, every "
-                             "point converged; softmax besides: >= 8 grid points spanning [P*/3, 3P*], a_G after "
-                             "the jump within 0.1 of the theory, two minima inside the predicted spinodal window "
-                             "(Adam) (validation/copy_task/analysis.py)",
+                "holds": "n/a" if optimizer == "sgld" else _yes(agreement.get("passes")),
+                "criterion": f"{SGLD_CRITERION}: {'yes' if agreement.get('passes') else 'no'}"
+                if optimizer == "sgld" else
+                "every transition's (bisected) bracket within a factor 2, none missing, unexpected, unresolved or "
+                "untested, every point converged; linear besides: P1 fitted to the onset law within a factor 2; "
+                "softmax besides: >= 8 grid points spanning [P*/3, 3P*], a_G after the jump within 0.1 of the "
+                "theory, two minima inside the predicted spinodal window (validation/copy_task/analysis.py)",
             })
         for optimizer, sampler in (("adam", "Adam MAP"), ("sgld", "SGLD samples")):
             if optimizer not in e["measured"]:
@@ -178,24 +202,25 @@ def status_numbers(results: dict) -> dict:
     coefficients = sections["derivations"]["data"]["leading_terms"]["coefficients"]
     runs = sections["leading_terms"]["data"]["runs"]
     inside = runs[0]
-    inside_min = min(v for v in inside["min_cosine_within_window"].values() if v is not None)
+    inside_min = min((v for v in inside["min_cosine_within_window"].values() if v is not None), default=None)
     rows += [
         {"paper": "leading terms", "claim": "step coefficients s, C(s,2), 3C(s,4)+2C(s,3) (Theorem 4.1)",
          "derived": "; ".join(f"{c['name']}: {c['sympy']}" for c in coefficients),
-         "measured": "SymPy difference from the paper's binomials simplifies to 0" if all(
-             c["equals_paper_form"] for c in coefficients) else "differs from the paper's binomials",
-         "holds": _yes(all(c["equals_paper_form"] for c in coefficients)), "criterion": "symbolic identity"},
+         "measured": "SymPy difference from the paper's binomials simplifies to 0" if _all_hold(
+             c["equals_paper_form"] for c in coefficients) else "differs from the paper's binomials (or none derived)",
+         "holds": _yes(_all_hold(c["equals_paper_form"] for c in coefficients)), "criterion": "symbolic identity"},
         {"paper": "leading terms", "claim": "inside the window every weight is its leading term (cosine ≈ 1, every layer)",
          "derived": "W_O = sηB̄, V = C(s,2)η²Φ̄ᵀB̄ᵀ, W = c₄η⁴Q̄, P = c₄η⁴Δ",
          "measured": f"lr {inside['lr']:g}, {inside['layers']} layers, V = {inside['corpus']['V']}: min cosine inside the "
                      "window " + ", ".join(f"{n} {v:.10f}" for n, v in inside["min_cosine_within_window"].items()
                                            if v is not None),
-         "holds": _yes(inside_min >= COSINE_THRESHOLD), "criterion": f"every cosine ≥ {COSINE_THRESHOLD}"},
+         "holds": _yes(inside_min is not None and inside_min >= COSINE_THRESHOLD),
+         "criterion": f"every cosine ≥ {COSINE_THRESHOLD} (no cosine inside the window fails)"},
         {"paper": "leading terms", "claim": "relative error of the leading terms is O(sη)",
          "derived": "bounds quoted from the theorem (3s²η², 12s³η³, 13s⁵η⁵T)",
          "measured": "fitted slope of log rel. error vs log sη (later half): " + ", ".join(
              f"{n} {_g(v, 3)}" for n, v in inside["relative_error_slope_late"].items()),
-         "holds": _yes(all(v is not None and v >= 0.9 for v in inside["relative_error_slope_late"].values())),
+         "holds": _yes(_all_hold(v is not None and v >= 0.9 for v in inside["relative_error_slope_late"].values())),
          "criterion": "slope ≥ 0.9 (error vanishes at least linearly in sη)"},
     ]
     for run in runs[1:]:

@@ -79,10 +79,14 @@ def test_agreement_with_a_stand_in_theory(tmp_path, monkeypatch, capsys):
 def test_measured_linear_transitions_are_grid_brackets():
     from emergence.validation.copy_task.analysis import measured_transitions
 
-    P = [10, 20, 40, 80, 160]
-    transitions = measured_transitions("linear", P, {"c1": [0, 0.0, 0.3, 0.5, 0.5], "cG": [0, 0, 0.01, 0.05, 0.6]})
+    P = [10, 20, 40, 80, 160, 320]
+    transitions = measured_transitions("linear", P, {"c1": [0, 0.0, 0.3, 0.5, 0.5, 0.5],
+                                                     "cG": [0, 0, 0.01, 0.05, 0.6, 0.65]})
     assert transitions["P1"]["bracket"] == [20, 40]
     assert transitions["crossover"]["bracket"] == [80, 160]
+    # the steepest rise on the grid's last interval: the onset may lie beyond it, so none is read off
+    edge = measured_transitions("linear", P[:5], {"c1": [0, 0.0, 0.3, 0.5, 0.5], "cG": [0, 0, 0.01, 0.05, 0.6]})
+    assert edge["crossover"]["bracket"] is None and "may lie beyond the grid" in edge["crossover"]["note"]
 
 
 def test_a_drift_of_the_order_parameters_is_no_transition():
@@ -116,7 +120,7 @@ def test_P1_needs_a_rise_and_a_point_below_it():
     assert already_ordered["bracket"] is None and "below the grid" in already_ordered["note"]
 
 
-def _linear_measured(c1, cG, converged=None, P=(8, 16, 32, 64)):
+def _linear_measured(c1, cG, converged=None, P=(8, 16, 32, 64, 128)):
     from emergence.validation.copy_task.analysis import measured_transitions
 
     converged = converged or [True] * len(P)
@@ -128,18 +132,18 @@ def _linear_measured(c1, cG, converged=None, P=(8, 16, 32, 64)):
     return measured
 
 
-def _linear_theory(P1, crossover, P=(8, 16, 32, 64)):
-    return {"P": list(P), "c1": [0.0, 0.2, 0.5, 0.6], "cG": [0.0, 0.0, 0.1, 0.6],
-            "transitions": {"P1": P1, "crossover": crossover}}
+def _linear_theory(P1, crossover, P=(8, 16, 32, 64, 128)):
+    return {"P": list(P), "c1": [0.0, 0.2, 0.5, 0.6, 0.6], "cG": [0.0, 0.0, 0.1, 0.6, 0.65],
+            "transitions": {"P1": P1, "crossover": crossover, "critical_exponent": {"beta": 0.5}}}
 
 
 def test_agreement_fails_for_a_missing_an_unexpected_or_a_distant_transition():
     from emergence.validation.copy_task.analysis import agreement
 
-    measured = _linear_measured([0.0, 0.2, 0.5, 0.6], [0.0, 0.0, 0.1, 0.6])  # P1 in [8, 16], crossover in [32, 64]
+    measured = _linear_measured([0.0, 0.2, 0.5, 0.6, 0.6], [0.0, 0.0, 0.1, 0.6, 0.65])  # P1 in [8, 16], crossover in [32, 64]
     right = agreement("linear", measured, _linear_theory(12.0, 45.0))
     assert right["passes"] and right["transitions"]["P1"]["status"] == "within"
-    missing = agreement("linear", _linear_measured([0.0, 0.2, 0.5, 0.6], [0.0, 0.0, 0.0, 0.01]),
+    missing = agreement("linear", _linear_measured([0.0, 0.2, 0.5, 0.6, 0.6], [0.0, 0.0, 0.0, 0.01, 0.01]),
                         _linear_theory(12.0, 45.0))
     assert not missing["passes"] and missing["transitions"]["crossover"]["status"] == "missing"
     assert any("crossover" in reason and "not measured" in reason for reason in missing["reasons"])
@@ -149,27 +153,30 @@ def test_agreement_fails_for_a_missing_an_unexpected_or_a_distant_transition():
     assert not distant["passes"] and distant["transitions"]["crossover"]["status"] == "outside"
     coarse = agreement("linear", measured, _linear_theory(12.0, 24.0))  # bracket ratio 1.33-2.67
     assert not coarse["passes"] and coarse["transitions"]["crossover"]["status"] == "unresolved"
-    nothing = agreement("linear", _linear_measured([0.0] * 4, [0.0] * 4), _linear_theory(None, None))
-    assert not nothing["passes"] and "no transition was tested" in nothing["reasons"][-1]
+    nothing = agreement("linear", _linear_measured([0.0] * 5, [0.0] * 5), _linear_theory(None, None))
+    assert not nothing["passes"] and "neither predicted nor measured on the grid (untested)" in nothing["reasons"][0]
 
 
 def test_non_converged_points_are_excluded_and_too_few_fail():
     from emergence.validation.copy_task.analysis import agreement
 
     theory = _linear_theory(12.0, 45.0)
-    # the only point showing the copy onset did not converge: no crossover is read off the rest,
+    # the only points showing the copy onset did not converge: no crossover is read off the rest,
     # and the predicted one (45) now lies beyond the converged grid: untested, not confirmed
-    measured = _linear_measured([0.0, 0.2, 0.5, 0.6], [0.0, 0.0, 0.01, 0.6], [True, True, True, False])
+    measured = _linear_measured([0.0, 0.2, 0.5, 0.6, 0.6], [0.0, 0.0, 0.01, 0.6, 0.65],
+                                [True, True, True, False, False])
     assert measured["crossover"]["bracket"] is None
     result = agreement("linear", measured, theory)
     assert result["converged_points"] == 3 and result["transitions"]["crossover"]["status"] == "beyond grid"
-    assert "1 of 4 points did not converge (P = 64; excluded)" in result["reasons"][0]
+    assert "2 of 5 points did not converge (P = 64, 128; excluded)" in result["reasons"][0]
+    assert not result["passes"]
+    assert "crossover predicted 45, measured —, ratio —: predicted outside the converged grid (untested)" in result["reasons"]
     # a non-converged point carrying the only rise cannot make a crossover appear where the theory has none
     flagged = agreement("linear", measured, _linear_theory(12.0, 24.0))
     assert not flagged["passes"] and flagged["transitions"]["crossover"]["status"] == "missing"
-    few = agreement("linear", _linear_measured([0.0, 0.2, 0.5, 0.6], [0.0, 0.0, 0.1, 0.6],
-                                               [False, False, False, True]), theory)
-    assert not few["passes"] and "only 1 of 4 points converged" in few["reasons"][-1]
+    few = agreement("linear", _linear_measured([0.0, 0.2, 0.5, 0.6, 0.6], [0.0, 0.0, 0.1, 0.6, 0.65],
+                                               [False, False, False, False, True]), theory)
+    assert not few["passes"] and "only 1 of 5 points converged" in few["reasons"][-1]
 
 
 def test_point_convergence_for_adam_and_sgld():
@@ -230,13 +237,18 @@ def test_hysteresis_needs_two_minima_inside_the_window_and_one_outside():
 
 
 def test_default_grid_is_what_the_verdict_asks_for():
-    """Without --P-grid, softmax trains on 8 points spanning [P*/3, 3P*] around the theory's P*; linear on the geom grid."""
+    """Without --P-grid, softmax trains on 8 points spanning [P*/3, 3P*] around the theory's P*; linear on 5 points
+    over each of [P1/2, 2 P1] and [P_G/2, 2 P_G] around the theory's P1 and crossover."""
     from argparse import Namespace
 
-    from emergence.commands.validate_copy_head import DEFAULT_P_GRID, _default_grid
+    from emergence.commands.validate_copy_head import _default_grid
     from emergence.validation.copy_task.analysis import grid_coverage
 
     softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention=""))
     predicted = emergence.phase_diagram("softmax", 32, 8).transitions["P_star"]
     assert len(softmax) >= 8 and grid_coverage(softmax, predicted)["spans"]
-    assert _default_grid(Namespace(attention="linear", L=32, V=8, convention="")) == parse_P_grid(DEFAULT_P_GRID)
+    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention=""))
+    transitions = emergence.phase_diagram("linear", 32, 8).transitions
+    for name in ("P1", "crossover"):
+        inside = [P for P in linear if transitions[name] / 2 - 0.5 <= P <= 2 * transitions[name] + 0.5]
+        assert len(inside) == 5 and inside[0] <= transitions[name] / 2 + 0.5 and inside[-1] >= 2 * transitions[name] - 0.5

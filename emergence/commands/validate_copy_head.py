@@ -12,8 +12,9 @@ from __future__ import annotations
 NAME = "copy-head"
 HELP = "train/sample copy-task models over a P grid and compare order parameters with the theory"
 
-DEFAULT_P_GRID = "geom:8:1024:8"
-"""The linear-attention grid when ``--P-grid`` is not given."""
+DEFAULT_BISECTIONS = {"linear": 4, "softmax": 0}
+"""``--bisect`` when not given: a linear sweep bisects while a bracket straddles a bound of the agreement
+factor (at most this many points; it stops once every bracket decides)."""
 
 
 def add_arguments(parser):
@@ -29,17 +30,21 @@ def add_arguments(parser):
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--optimizer", choices=("adam", "sgld"), default="adam")
-    parser.add_argument("--objective", choices=("joint", "marginal"), default="joint",
-                        help="joint: U(W_QK, W) over both weights (Adam: joint MAP); marginal: the theory's "
-                             "readout-marginal action S(W_QK), W integrated out exactly (default %(default)s)")
+    parser.add_argument("--objective", choices=("joint", "marginal"), default="marginal",
+                        help="marginal: the theory's readout-marginal action S(W_QK), W integrated out exactly (Adam: "
+                             "its MAP, the theory's saddle); joint: U(W_QK, W) over both weights (Adam: the joint MAP, "
+                             "which lacks S's Occam term and orders earlier) (default %(default)s)")
     parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
     parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-grid", default=None, type=argument_type(_P_grid_argument),
-                        help="comma list of P, or geom:LOW:HIGH:POINTS (default: softmax, 8 points spanning "
-                             f"[P*/3, 3P*] around the theory's P* at the convention; linear, {DEFAULT_P_GRID})")
-    parser.add_argument("--bisect", type=integer(0), default=0,
-                        help="softmax: after the grid, run this many extra points, each at the geometric midpoint "
-                             "of the measured jump's bracket, to narrow the measured P* (default %(default)s)")
+                        help="comma list of P, or geom:LOW:HIGH:POINTS (default: built around the theory's "
+                             "transitions at the convention: softmax, 8 points spanning [P*/3, 3P*]; linear, 5 "
+                             "points over each of [P1/2, 2 P1] and [P_G/2, 2 P_G])")
+    parser.add_argument("--bisect", type=integer(0), default=None,
+                        help="after the grid, run up to this many extra points, each at the geometric midpoint of a "
+                             "measured bracket: softmax, the jump's (every time); linear, a transition's whose "
+                             "bracket straddles a bound of the factor 2 (until every bracket decides) (default: "
+                             + ", ".join(f"{a} {n}" for a, n in DEFAULT_BISECTIONS.items()) + ")")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
@@ -108,13 +113,11 @@ def _P_grid_argument(text: str) -> list[int]:
 
 
 def _default_grid(args) -> list[int]:
-    """The grid when ``--P-grid`` is not given: around the theory's P* for softmax (what the verdict asks
-    for, :func:`emergence.copy_experiment.grid_around_prediction`), :data:`DEFAULT_P_GRID` for linear."""
-    if args.attention == "softmax":
-        from emergence.copy_experiment import grid_around_prediction
+    """The grid when ``--P-grid`` is not given: around the theory's transitions at the convention (what the
+    verdict asks for, :func:`emergence.copy_experiment.grid_around_prediction`)."""
+    from emergence.copy_experiment import grid_around_prediction
 
-        return grid_around_prediction(args.attention, args.L, args.V, args.convention)
-    return parse_P_grid(DEFAULT_P_GRID)
+    return grid_around_prediction(args.attention, args.L, args.V, args.convention)
 
 
 def run(args) -> int:
@@ -130,7 +133,7 @@ def run(args) -> int:
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
-        out=args.out, bisections=args.bisect,
+        out=args.out, bisections=DEFAULT_BISECTIONS[args.attention] if args.bisect is None else args.bisect,
     )
     experiment.check()
     if args.plot:

@@ -17,11 +17,23 @@ when the order parameter changes by at least :math:`\delta` = :data:`SIGNIFICANT
 
 * softmax ``P_star``: the interval with the largest increase of :math:`a_G`, when that single
   increase is at least :math:`\delta` (a first-order jump; a drift of a few thousandths is none);
-* linear ``P1``: the interval where :math:`c_1` first exceeds ``threshold`` (10 %) of its largest
-  value, when it rises by at least :math:`\delta` from its value before that interval;
-* linear ``crossover``: the interval of steepest rise of :math:`c_G` (the copy-mode onset), when
-  :math:`c_G` rises by at least :math:`\delta` across the grid
-  (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`).
+* linear ``P1``: the interval where :math:`c_1` first departs from zero by :math:`\delta`
+  (:math:`c_1(P_i) < \delta \le c_1(P_{i+1})`).  The criterion does not depend on how far the grid
+  reaches (an earlier one, "10 % of the largest :math:`c_1` on the grid", moved with the grid's end).
+  Above a square-root onset :math:`c_1 = A\sqrt{P - P_1}` the point :math:`c_1 = \delta` lies
+  :math:`(\delta/A)^2` above :math:`P_1` (0.2 sequences at L = 32, V = 8, where A ≈ 0.12), far
+  inside any bracket;
+* linear ``crossover``: the interval of steepest rise of :math:`c_G` in :math:`\ln P`,
+  :math:`\max_i [c_G(P_{i+1}) - c_G(P_i)]/\ln(P_{i+1}/P_i)` (the copy-mode onset, as the theory
+  defines it), when :math:`c_G` rises by at least :math:`\delta` across the grid
+  (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`) and the steepest interval is not the grid's
+  last (there the slope may still grow beyond the grid, as the theory's own onset refuses a maximum
+  on its grid's edge).
+
+Besides the bracket, :func:`onset_fit` fits the theory's onset law :math:`c_1^{1/\beta} = a(P - P_1)`
+(:math:`\beta` the theory's critical exponent, 1/2 in the Landau expansion) to the converged points
+just above the measured onset: a point value of :math:`P_1` that does not depend on the grid's
+spacing, compared with the prediction like a bracket of width zero.
 
 Each transition record says why it is absent when it is (``note``).
 
@@ -29,15 +41,17 @@ Each transition record says why it is absent when it is (``note``).
 the measured bracket gives the ratio range :math:`[P_i/P_{th}, P_{i+1}/P_{th}]`, which is
 
 * ``within``: entirely inside :math:`[1/F, F]`;  ``outside``: entirely outside it;
-* ``unresolved``: straddling a bound (the grid is too coarse to decide);
+* ``unresolved``: straddling a bound (not shown to lie within it; bisection narrows the bracket);
 * ``missing``: predicted inside the converged grid but not measured;
 * ``unexpected``: measured but not predicted;
 * ``beyond grid``: predicted outside the converged grid and not measured (untested);
 * ``absent``: neither predicted nor measured (untested).
 
 ``passes`` holds when every point converged (a non-converged point is excluded from the transitions
-but fails the verdict: missing data is a failure), at least two points converged, at least one
-transition is ``within``, and none is ``outside``, ``unresolved``, ``missing`` or ``unexpected``.
+but fails the verdict: missing data is a failure; so does a measurement without its per-point
+convergence record), at least two points converged, and every transition of the attention is
+``within``: an untested transition (``beyond grid``, ``absent``) fails like a wrong one.  For a linear
+sweep the fitted :math:`P_1` (:func:`onset_fit`) must lie within the factor too.
 For a softmax sweep against a predicted :math:`P^*` it needs, besides,
 
 * a grid of at least :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]`
@@ -58,6 +72,9 @@ two minima, no point inside it has one, and no point outside it has two.
 **Bisection.**  After the grid, the softmax jump is narrowed by running the geometric midpoint of its
 bracket (:func:`bisection_point`) and re-reading the bracket from all converged points; the measured
 :math:`P^*` is that final bracket, quoted as the bracket (:func:`quote_bracket`), never as a point.
+A linear transition is bisected the same way while its bracket straddles a bound of the factor
+(:func:`next_bisection`): until the bracket decides, or until no whole number of sequences lies
+inside it (the stated resolution: one sequence).
 The jump is read off the global MAP (the start with the lower action), so it is the coexistence point
 :math:`P^*`; the uniform start jumps later (at the upper spinodal) and the copy start falls earlier
 (at the lower spinodal): those are the hysteresis.
@@ -67,6 +84,8 @@ The jump is read off the global MAP (the start with the lower action), so it is 
 [20, 40]
 >>> measured_transitions("linear", [8, 16, 32], {"c1": [0, 0, 0], "cG": [1.0, 1.0, 1.0]})["crossover"]["bracket"] is None
 True
+>>> measured_transitions("linear", [8, 16, 32, 64], {"c1": [0, 0.01, 0.3, 0.5], "cG": [0, 0, 0, 0]})["P1"]["bracket"]
+[16, 32]
 """
 
 from __future__ import annotations
@@ -87,8 +106,18 @@ SIGNIFICANT_CHANGE = 0.05
 two SGLD starts read as mixing); the same size as the order-parameter difference that makes a start
 metastable."""
 
+LINEAR_SPAN = AGREEMENT_FACTOR
+r"""A default linear grid reaches from :math:`P_1/2` to :math:`2P_1` and from :math:`P_G/2` to :math:`2P_G`
+(:func:`linear_grid`): a transition anywhere within the agreement factor lies inside it."""
+LINEAR_POINTS = 5
+"""Points of a default linear grid per transition (a spacing of 4^(1/4) = 1.41 in P)."""
+FIT_POINTS = 3
+"""Most points above the measured onset that :func:`onset_fit` uses."""
+FIT_SHARE = 0.6
+r""":func:`onset_fit` keeps points with :math:`c_1` below this share of its largest value (the onset
+law holds near :math:`P_1`; far above it :math:`c_1` saturates)."""
+
 TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
-FAILING_STATUSES = ("outside", "unresolved", "missing", "unexpected")
 
 
 def _number(value: float | None) -> str:
@@ -126,19 +155,17 @@ def _jump(P, aG: np.ndarray) -> dict:
     return _bracket(P, i, rises[i], f"a_G jumps by {rises[i]:.2g} between P = {P[i]:g} and {P[i + 1]:g}")
 
 
-def _second_order_point(P, c1: np.ndarray, threshold: float) -> dict:
-    largest = float(c1.max())
-    if largest < SIGNIFICANT_CHANGE:
-        return _absent(f"c1 stays below {SIGNIFICANT_CHANGE:g} on the grid (largest {largest:.2g})")
-    first = int(np.nonzero(c1 > threshold * largest)[0][0])
+def _second_order_point(P, c1: np.ndarray) -> dict:
+    above = np.nonzero(c1 >= SIGNIFICANT_CHANGE)[0]
+    if len(above) == 0:
+        return _absent(f"c1 stays below {SIGNIFICANT_CHANGE:g} on the grid (largest {c1.max():.2g})")
+    first = int(above[0])
     if first == 0:
-        return _absent(f"c1 is already {c1[0]:.2g} (over {threshold:.0%} of its largest value) at the smallest "
-                       "P: the transition lies below the grid")
-    rise = largest - float(c1[:first].min())
-    if rise < SIGNIFICANT_CHANGE:
-        return _absent(f"c1 rises by only {rise:.2g} (needs {SIGNIFICANT_CHANGE:g})")
-    return _bracket(P, first - 1, rise, f"c1 rises past {threshold:.0%} of its largest value ({largest:.2g}) "
-                                        f"between P = {P[first - 1]:g} and {P[first]:g}")
+        return _absent(f"c1 is already {c1[0]:.2g} (at least {SIGNIFICANT_CHANGE:g}) at the smallest P: the "
+                       "transition lies below the grid")
+    rise = float(c1[first] - c1[:first].min())
+    return _bracket(P, first - 1, rise, f"c1 departs from zero (reaches {SIGNIFICANT_CHANGE:g}) between "
+                                        f"P = {P[first - 1]:g} and {P[first]:g}")
 
 
 def _onset(P, cG: np.ndarray) -> dict:
@@ -146,12 +173,50 @@ def _onset(P, cG: np.ndarray) -> dict:
     if rise < SIGNIFICANT_CHANGE:
         return _absent(f"c_G rises by only {rise:.2g} across the grid (needs {SIGNIFICANT_CHANGE:g}; "
                        f"c_G between {cG.min():.2g} and {cG.max():.2g}): no copy onset inside the grid")
-    i = int(np.argmax(np.diff(cG)))
-    return _bracket(P, i, rise, f"c_G rises by {rise:.2g} across the grid, steepest between P = {P[i]:g} "
+    i = int(np.argmax(np.diff(cG) / np.diff(np.log(np.asarray(P, dtype=float)))))
+    if i == len(P) - 2 and len(P) > 2:
+        return _absent(f"c_G rises by {rise:.2g} but most steeply on the grid's last interval (P = {P[i]:g} to "
+                       f"{P[i + 1]:g}): the copy onset may lie beyond the grid")
+    return _bracket(P, i, rise, f"c_G rises by {rise:.2g} across the grid, steepest in ln P between P = {P[i]:g} "
                                 f"and {P[i + 1]:g}")
 
 
-def measured_transitions(attention: str, P: Sequence[float], curves: dict, threshold: float = 0.1) -> dict:
+def onset_fit(P: Sequence[float], c1: Sequence[float], bracket: Sequence[float] | None, beta: float | None) -> dict:
+    r"""The onset law :math:`c_1 = [a(P - P_1)]^{\beta}` fitted above the measured onset: a point :math:`P_1`.
+
+    With :math:`y = c_1^{1/\beta}` the law is the line :math:`y = a(P - P_1)`; least squares on the
+    converged points from the top of the measured ``bracket`` up to the largest :math:`c_1` (the rising
+    branch: far above the onset the copy mode takes over and :math:`c_1` falls again), at most
+    :data:`FIT_POINTS` of them and only those with :math:`c_1` below :data:`FIT_SHARE` of its largest
+    value (at least the first two), give
+    :math:`P_1 = \bar P - \bar y/a`.  ``P1`` is None, with a ``note``, without a bracket, without
+    :math:`\beta`, with fewer than two points or a slope that is not positive.
+
+    >>> fit = onset_fit([50, 100, 110, 140], [0, 0, 0.5 * 10 ** 0.5, 0.5 * 40 ** 0.5], [100, 110], 0.5)
+    >>> round(fit["P1"], 9), fit["points"]
+    (100.0, [110, 140])
+    """
+    if bracket is None or beta is None:
+        return {"P1": None, "points": [], "beta": beta,
+                "note": "no measured onset to fit" if bracket is None else "the theory gives no critical exponent"}
+    P, c1 = np.asarray(P, dtype=float), np.asarray(c1, dtype=float)
+    above = np.nonzero((P >= bracket[1]) & (np.arange(len(P)) <= np.argmax(c1)))[0]  # the rising branch
+    small = [int(i) for i in above if c1[i] < FIT_SHARE * c1.max()]
+    chosen = (small if len(small) >= 2 else [int(i) for i in above[:2]])[:FIT_POINTS]
+    if len(chosen) < 2:
+        return {"P1": None, "points": [float(P[i]) for i in chosen], "beta": beta,
+                "note": "the fit needs two converged points above the onset"}
+    x, y = P[chosen], np.clip(c1[chosen], 0.0, None) ** (1.0 / beta)
+    slope = float(np.polyfit(x, y, 1)[0])
+    if slope <= 0:
+        return {"P1": None, "points": x.tolist(), "beta": beta,
+                "note": f"c1^(1/beta) does not rise above the onset (slope {slope:.2g})"}
+    P1 = float(x.mean() - y.mean() / slope)
+    return {"P1": P1, "points": [int(p) if float(p).is_integer() else float(p) for p in x], "beta": beta,
+            "note": f"c1^(1/{beta:.3g}) linear in P on P = {', '.join(f'{p:g}' for p in x)}: P1 = {P1:.4g}"}
+
+
+def measured_transitions(attention: str, P: Sequence[float], curves: dict) -> dict:
     """Each transition of ``attention`` as ``{"bracket": [P_i, P_i+1] | None, "rise", "note"}`` (see module docstring).
 
     ``P`` must be increasing; ``curves`` holds ``aG`` (softmax) or ``c1`` and ``cG`` (linear) on it.
@@ -162,7 +227,7 @@ def measured_transitions(attention: str, P: Sequence[float], curves: dict, thres
     if attention == "softmax":
         return {"P_star": _jump(P, np.asarray(curves["aG"], dtype=float))}
     return {
-        "P1": _second_order_point(P, np.asarray(curves["c1"], dtype=float), threshold),
+        "P1": _second_order_point(P, np.asarray(curves["c1"], dtype=float)),
         "crossover": _onset(P, np.asarray(curves["cG"], dtype=float)),
     }
 
@@ -260,6 +325,40 @@ def grid_around(P_star: float, points: int = GRID_POINTS) -> list[int]:
     return sorted({int(round(P)) for P in np.geomspace(low, high, points)})
 
 
+def linear_grid(P1: float, crossover: float, points: int = LINEAR_POINTS) -> list[int]:
+    r"""Whole numbers of sequences, ``points`` log-spaced over :math:`[P_1/2, 2P_1]` and as many over
+    :math:`[P_G/2, 2P_G]` (:data:`LINEAR_SPAN`), around the predicted second-order point and crossover.
+
+    >>> linear_grid(102.8, 605.7)
+    [51, 73, 103, 145, 206, 303, 428, 606, 857, 1211]
+    """
+    spans = [np.geomspace(P / LINEAR_SPAN, P * LINEAR_SPAN, points) for P in (P1, crossover)]
+    return sorted({max(1, int(round(P))) for P in np.concatenate(spans)})
+
+
+def next_bisection(attention: str, measured: dict, predicted: dict | None, grid: Sequence[float]) -> int | None:
+    """The next point to run inside a measured bracket (:func:`bisection_point`), or None when none is needed.
+
+    Softmax: inside the jump's bracket, always (narrowing :math:`P^*`).  Linear: inside the first
+    transition whose bracket straddles a bound of the agreement factor (``unresolved`` against
+    ``predicted``), so a linear sweep stops bisecting once each bracket decides, or when no whole number
+    is left inside the bracket (the resolution of one sequence).
+    """
+    if attention == "softmax":
+        candidates = [(measured.get("P_star") or {}).get("bracket")]
+    elif predicted is None:
+        return None
+    else:
+        candidates = [(measured.get(name) or {}).get("bracket") for name in TRANSITION_NAMES[attention]
+                      if compare_transition((measured.get(name) or {}).get("bracket"),
+                                            predicted["transitions"].get(name), grid)["status"] == "unresolved"]
+    for bracket in candidates:
+        P = bisection_point(bracket)
+        if P is not None and P not in grid:
+            return P
+    return None
+
+
 def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
     r"""Whether a grid has :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]` (``spans``), and why not.
 
@@ -299,8 +398,7 @@ def jump_landing(measured: dict, predicted: dict, bracket: Sequence[float]) -> d
     compared with the state it lands on, not with the other branch.  ``within`` when the two
     :math:`a_G` after the jump differ by at most :data:`LANDING_TOLERANCE`.
     """
-    converged = measured.get("converged", [True] * len(measured["P"]))
-    index = {P: i for i, (P, ok) in enumerate(zip(measured["P"], converged)) if ok}
+    index = {P: i for i, (P, ok) in enumerate(zip(measured["P"], measured["converged"])) if ok}
     record: dict = {"measured": {}, "predicted": _across(predicted, predicted["transitions"]["P_star"])}
     for side, P in (("before", bracket[0]), ("after", bracket[1])):
         record["measured"][side] = {"P": P}
@@ -350,7 +448,8 @@ def compare_transition(bracket: Sequence[float] | None, predicted: float | None,
     elif ratio[1] < 1 / AGREEMENT_FACTOR or ratio[0] > AGREEMENT_FACTOR:
         status, reason = "outside", f"outside a factor {AGREEMENT_FACTOR:g}"
     else:
-        status, reason = "unresolved", f"straddles a factor {AGREEMENT_FACTOR:g}: the grid is too coarse to decide"
+        status, reason = "unresolved", (f"straddles a factor {AGREEMENT_FACTOR:g}: not shown to lie within it "
+                                        "(bisection narrows the bracket)")
     quoted_ratio = "—" if ratio is None else f"{_number(ratio[0])}–{_number(ratio[1])}"
     quoted_prediction = "none" if predicted is None else _number(predicted)
     return {
@@ -367,13 +466,18 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     """The stated metric and the verdict: per-transition status, ratio ranges, ``passes`` and its ``reasons``."""
     metric = (
         "grid bracket of each measured transition over the predicted value (passes when every bracket lies within "
-        f"a factor {AGREEMENT_FACTOR:g}, none is missing, unexpected or unresolved, and at least two points "
-        "converged); RMS of measured minus predicted order parameters over the converged grid"
+        f"a factor {AGREEMENT_FACTOR:g}, none is missing, unexpected, unresolved or untested, and at least two "
+        "points converged; linear besides: the P1 fitted to the onset law within the factor); RMS of measured "
+        "minus predicted order parameters over the converged grid"
     )
-    converged = measured.get("converged", [True] * len(measured["P"]))
+    reasons = []
+    converged = measured.get("converged")
+    if converged is None:
+        reasons.append("the measurement has no per-point convergence record (missing data: no point counts as "
+                       "converged)")
+        converged = [False] * len(measured["P"])
     kept = [i for i, ok in enumerate(converged) if ok]
     grid = [measured["P"][i] for i in kept]
-    reasons = []
     if measured.get("nonconverged_P"):
         reasons.append(f"{len(measured['nonconverged_P'])} of {len(measured['P'])} points did not converge "
                        f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}; excluded)")
@@ -385,7 +489,7 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         record = measured.get(name) or _absent("not measured")
         verdict = compare_transition(record["bracket"], predicted["transitions"].get(name), grid)
         statuses[name], ratios[name] = verdict, verdict["ratio"]
-    failures = [f"{name} {v['summary']}" for name, v in statuses.items() if v["status"] in FAILING_STATUSES]
+    failures = [f"{name} {v['summary']}" for name, v in statuses.items() if v["status"] != "within"]
     rms = {}
     if kept:
         log_grid = np.log(np.asarray(predicted["P"], dtype=float))
@@ -394,15 +498,26 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
             values = np.asarray([measured[f"{key}_mean"][i] for i in kept], dtype=float)
             rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
     enough = len(kept) >= 2
-    tested = any(v["status"] == "within" for v in statuses.values())
     extra: dict = {}
+    if attention == "linear" and kept:
+        beta = (predicted["transitions"].get("critical_exponent") or {}).get("beta")
+        fit = onset_fit(grid, [measured["c1_mean"][i] for i in kept], (measured.get("P1") or {}).get("bracket"), beta)
+        fitted = compare_transition(None if fit["P1"] is None else [fit["P1"], fit["P1"]],
+                                    predicted["transitions"].get("P1"), grid)
+        extra["P1_fit"] = fit | {"status": fitted["status"], "ratio": None if fitted["ratio"] is None
+                                 else fitted["ratio"][0]}
+        if fit["P1"] is None:
+            failures.append(f"P1 fit: {fit['note']}")
+        elif fitted["status"] != "within":
+            failures.append(f"P1 fitted to the onset law {fit['P1']:.4g}, predicted "
+                            f"{_number(predicted['transitions'].get('P1'))}: {fitted['reason']}")
     predicted_P_star = predicted["transitions"].get("P_star") if attention == "softmax" else None
     if predicted_P_star is not None:
         extra["grid"] = grid_coverage(measured["P"], predicted_P_star)
         if not extra["grid"]["spans"]:
             failures.append(extra["grid"]["reason"])
         bracket = (measured.get("P_star") or {}).get("bracket")
-        if bracket is not None:
+        if bracket is not None and "converged" in measured:
             extra["landing"] = jump_landing(measured, predicted, bracket)
             if not extra["landing"]["within"]:
                 failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
@@ -419,9 +534,7 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         failures.append("non-converged points fail the verdict (missing data)")
     if not enough:
         failures.append(f"only {len(kept)} of {len(measured['P'])} points converged (need 2)")
-    elif not failures and not tested:
-        failures.append("no transition was tested on this grid")
-    result = {
+    return {
         "metric": metric,
         "available": True,
         "transitions": statuses,
@@ -429,11 +542,10 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         "within_factor": {name: v["status"] == "within" for name, v in statuses.items()},
         "order_parameter_rms": rms,
         "converged_points": len(kept),
-        "passes": bool(enough and tested and not failures),
+        "passes": bool(enough and not failures),
         "reasons": reasons + failures,
         **extra,
     }
-    return result
 
 
 def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> list[str]:
@@ -450,6 +562,10 @@ def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> lis
             lines.append(f"{name}: {statuses[name]['summary']} [{record['note']}]")
         else:
             lines.append(f"{name}: measured {quote_bracket(record['bracket'])} [{record['note']}]")
+    if agreement_record.get("P1_fit"):
+        fit = agreement_record["P1_fit"]
+        lines.append(f"P1 fit: {fit['note']}" + (f", ratio {_number(fit['ratio'])} to the prediction: {fit['status']}"
+                                                  if fit["ratio"] is not None else ""))
     if agreement_record.get("landing"):
         lines.append(f"landing: {agreement_record['landing']['summary']}")
     if (measured.get("bisection") or {}).get("added_P"):
