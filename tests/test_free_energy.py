@@ -166,3 +166,13 @@ def test_the_fused_pass_gives_the_marginal_action_and_a_G_of_the_separate_ones()
     separate = model.marginal_potential(batch)
     assert torch.allclose(action, separate, rtol=16 * eps, atol=0)
     assert torch.allclose(aG, model.previous_token_attention(batch), rtol=0, atol=4 * eps)
+
+
+def test_an_empty_basin_bounds_delta_F_and_the_theory_must_lie_beyond_the_bound():
+    far = {"P_star": 400.0, "points": [_theory_point(2.0), _theory_point(0.0), _theory_point(-56.6)]}
+    near = {"P_star": 400.0, "points": [_theory_point(2.0), _theory_point(0.0), _theory_point(-3.0)]}
+    measured = _measured([2.2, 0.1, -math.inf])
+    measured["delta_F_bound"] = [None, None, math.log(4000)]  # 4000 draws: |Delta F| > 8.3
+    assert free_energy_agreement(measured, far)["passes"]
+    failed = free_energy_agreement(measured, near)
+    assert not failed["passes"] and any("Delta F -inf" in reason for reason in failed["reasons"])

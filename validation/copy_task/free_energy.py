@@ -197,6 +197,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
         summary.update({"mode_weight": float((aG >= config["divide"]).mean()), "overlap_min": None})
         for key, values in observed.items():
             summary[f"{key}_mean"], summary[f"{key}_sem"] = mean_and_standard_error(values[0])
+    summary["samples"] = int(aG.size)
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(cost)

@@ -99,7 +99,7 @@ def _unbiased_log_weights(xi, N_k, centres, kappa, pymbar):
 def _summaries(xi, log_w, bins, divide):
     w = np.exp(log_w)
     histogram = np.histogram(xi, bins=bins, weights=w)[0]
-    high = float(w[xi >= divide].sum())
+    high = float(np.clip(w[xi >= divide].sum(), 0.0, 1.0))  # a sum of normalised weights may round past 1
     return histogram, high, float((w * xi).sum())
 
 
