@@ -195,3 +195,16 @@ def test_posterior_theory_reproduces_the_sampled_branches_at_L32():
     for P, measured in ((1500, 0.51), (2200, 0.62), (3300, 0.71)):
         assert numerics.minimise(P, "copy").aG == pytest.approx(measured, abs=0.03)
     assert numerics.minimise(1014, "uniform").coverage == pytest.approx(0.17, abs=0.02)
+
+
+def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth():
+    """A coarse scan that steps over the coexistence window (the copy mode born between two grid
+    points, already above the uniform one) must still return the equal-F point: at L = 12, V = 4 the
+    birth is near P = 440 with F_copy - F_uniform about +7 nats there."""
+    theory = PosteriorTheory(12, 4, draws=4000)
+    coarse = theory.transition(np.geomspace(20, 20_000, 16))["P_star"]
+    fine = theory.transition(np.geomspace(380, 620, 14))["P_star"]
+    assert fine == pytest.approx(coarse, rel=0.02)  # bisection and Brent tolerances, warm starts along each grid
+    uniform, copy = theory.minimise(coarse, "uniform"), theory.minimise(coarse, "copy")
+    assert copy.aG - uniform.aG > 0.2  # two coexisting modes at P*
+    assert abs(copy.free_energy - uniform.free_energy) < 0.5  # equal free energy (optimiser tolerances on F ~ 200)

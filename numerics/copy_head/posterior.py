@@ -329,9 +329,9 @@ class PosteriorTheory:
         The uniform branch is continued upwards and the copy branch downwards from grid point to
         grid point (warm starts), so metastable minima are kept.  ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
         between two points at which both modes are distinct, then refined by Brent's method;
-        ``None`` when the sign does not change on the grid.  Where the copy mode is born already
-        below the uniform one (no coexistence of the two with equal F), ``P_star`` is its birth
-        (bisection in :math:`\ln P`), where the global minimum jumps.
+        ``None`` when the sign does not change on the grid.  Where the copy mode is born between two
+        grid points (bisection in :math:`\ln P`), the equal-F point is solved between its birth and
+        the next grid point; only a copy mode born already below the uniform one gives its birth.
         """
         P_grid = np.asarray(P_grid, dtype=float)
         modes = [self.modes(P) for P in P_grid]
@@ -350,16 +350,20 @@ class PosteriorTheory:
         difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
         P_star = None
         for i in range(len(P_grid) - 1):
+            def gap(log_P, i=i):
+                P = np.exp(log_P)
+                u = self.minimise(P, "uniform", x0=self._coordinates(modes[i]["uniform"]))
+                c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
+                return c.free_energy - u.free_energy
             if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
-                def gap(log_P, i=i):
-                    P = np.exp(log_P)
-                    u = self.minimise(P, "uniform", x0=self._coordinates(modes[i]["uniform"]))
-                    c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
-                    return c.free_energy - u.free_energy
                 P_star = float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
                 break
             if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
-                P_star = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                # the copy mode is born between the grid points; coexistence (equal F) lies between its
+                # birth and the next grid point unless it is born already below the uniform mode
+                birth = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                low = np.log(birth)
+                P_star = birth if gap(low) <= 0 else float(np.exp(brentq(gap, low, np.log(P_grid[i + 1]), xtol=1e-4)))
                 break
         best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
         if P_star is None:
