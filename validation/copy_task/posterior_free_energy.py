@@ -95,34 +95,37 @@ def root_in_log_P(P, values) -> float | None:
     return None
 
 
+PROFILE_KEYS = ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat", "window_ess",
+                "window_t_u", "window_t_v", "window_g", "acceptance")
+"""What the ``measured`` record keeps of each point's profile."""
+PER_POINT_KEYS = ("delta_F", "delta_F_error", "aG_mean", "aG_sem", "basin_aG", "mode_weight", "seconds",
+                  "seconds_per_gradient", "flops_per_gradient")
+"""Per-point values the ``measured`` record lists along P."""
+
+
+def measured_P_star(P, delta_F, delta_F_error, converged) -> dict[str, float | None] | None:
+    r"""The root of :math:`\Delta F(P)` over the converged points (:func:`root_in_log_P`), with the
+    half-width of the roots of :math:`\Delta F \pm \sigma` as its error (``None`` if one of them is off the grid)."""
+    usable = [i for i, ok in enumerate(converged) if ok]
+    P_used = [P[i] for i in usable]
+    delta, error = np.asarray(delta_F)[usable], np.asarray(delta_F_error)[usable]
+    value = root_in_log_P(P_used, delta)
+    if value is None:
+        return None
+    low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
+    return {"value": value, "error": None if low is None or high is None else 0.5 * abs(high - low)}
+
+
 def measured_free_energy(grid, results) -> dict[str, Any]:
     """The ``measured`` record: profiles per P, ``P_star`` {value, error}, and the worst diagnostics."""
-    converged = [bool(r["converged"]) for r in results]
-    delta = np.array([r["delta_F"] for r in results])
-    error = np.array([r["delta_F_error"] for r in results])
-    usable = [i for i, ok in enumerate(converged) if ok]
-    P_used = [grid[i] for i in usable]
-    value = root_in_log_P(P_used, delta[usable])
-    bounds = [root_in_log_P(P_used, delta[usable] + sign * error[usable]) for sign in (-1, 1)]
-    P_star = None
-    if value is not None:
-        finite = [b for b in bounds if b is not None]
-        P_star = {"value": value, "error": 0.5 * abs(bounds[1] - bounds[0]) if len(finite) == 2 else None}
-    return {
-        "P": list(grid), "P_star": P_star,
-        "profiles": [{key: r.get(key) for key in ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat",
-                                                     "window_ess", "window_t_u", "window_t_v", "window_g", "acceptance")}
-                     for r in results],
-        "delta_F": delta.tolist(), "delta_F_error": error.tolist(),
-        "delta_F_bound": [float(np.log(r["samples"])) if "samples" in r else None for r in results],
-        "aG_mean": [r["aG_mean"] for r in results], "aG_sem": [r["aG_sem"] for r in results],
-        "basin_aG": [r["basin_aG"] for r in results], "mode_weight": [r["mode_weight"] for r in results],
-        "converged": converged,
-        "rhat_max": max(r["rhat_max"] for r in results), "ess_min": min(r["ess_min"] for r in results),
-        "overlap_min": min(r["overlap_min"] for r in results),
-        "seconds": [r["seconds"] for r in results], "seconds_per_gradient": [r["seconds_per_gradient"] for r in results],
-        "flops_per_gradient": [r["flops_per_gradient"] for r in results],
-    }
+    measured: dict[str, Any] = {"P": list(grid), "converged": [bool(r["converged"]) for r in results],
+                                "profiles": [{key: r.get(key) for key in PROFILE_KEYS} for r in results]}
+    measured.update({key: [r[key] for r in results] for key in PER_POINT_KEYS})
+    measured["delta_F_bound"] = [float(np.log(r["samples"])) if "samples" in r else None for r in results]
+    measured["P_star"] = measured_P_star(grid, measured["delta_F"], measured["delta_F_error"], measured["converged"])
+    measured.update(rhat_max=max(r["rhat_max"] for r in results), ess_min=min(r["ess_min"] for r in results),
+                    overlap_min=min(r["overlap_min"] for r in results))
+    return measured
 
 
 def bulk_comparison(measured: dict[str, Any], predicted: dict[str, Any]) -> list[dict[str, Any]]:
@@ -144,41 +147,53 @@ def bulk_comparison(measured: dict[str, Any], predicted: dict[str, Any]) -> list
     return rows
 
 
+def _delta_F_difference(measured_delta: float, bound: float | None, theory_delta: float) -> float:
+    """|measured - theory|; where one basin holds no sampled mass (infinite measured Delta F) the measurement
+    only bounds |Delta F| from below by ln N: 0 if the theory lies beyond the bound on the same side, else inf."""
+    if np.isfinite(measured_delta):
+        return abs(measured_delta - theory_delta)
+    beyond = np.sign(theory_delta) == np.sign(measured_delta) and bound is not None and abs(theory_delta) >= bound
+    return 0.0 if beyond else np.inf
+
+
+def _basin_errors(measured: dict[str, Any], predicted: dict[str, Any], reasons: list[str]) -> list[float]:
+    """|measured - theory| of each basin at the P where the theory's modes coexist; a missing one is a reason."""
+    errors = []
+    for i, P in enumerate(measured["P"]):
+        theory = predicted["points"][i]
+        for name in ("uniform", "copy"):
+            expected, found = theory["basin_aG"][name], measured["basin_aG"][i][name]
+            if not theory["coexistence"] or expected is None:
+                continue
+            if found is None:
+                reasons.append(f"no measured {name} basin at P = {P:g} (theory {expected:.2f})")
+            else:
+                errors.append(abs(found - expected))
+    return errors
+
+
 def free_energy_agreement(measured: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
     """``P_star_ratio``, ``basin_aG_error_max``, ``delta_F_error_max``, ``aG_mean_error_max``, ``passes`` and ``reasons``."""
     reasons: list[str] = []
     unconverged = [P for P, ok in zip(measured["P"], measured["converged"]) if not ok]
     if unconverged:
         reasons.append(f"diagnostics not met (R-hat, ESS or overlap) at P = {unconverged}")
-    basin_errors, delta_errors, mean_errors = [], [], []
-    first_order = any(point["coexistence"] for point in predicted["points"])
-    for i, P in enumerate(measured["P"]):
-        theory = predicted["points"][i]
-        for name in ("uniform", "copy"):
-            expected, found = theory["basin_aG"][name], measured["basin_aG"][i][name]
-            if theory["coexistence"] and expected is not None:
-                if found is None:
-                    reasons.append(f"no measured {name} basin at P = {P:g} (theory {expected:.2f})")
-                else:
-                    basin_errors.append(abs(found - expected))
-        difference = abs(measured["delta_F"][i] - theory["delta_F"])
-        if not np.isfinite(measured["delta_F"][i]):
-            # one basin holds no sampled mass: the measurement bounds |Delta F| from below by ln N
-            bound = measured["delta_F_bound"][i]
-            difference = 0.0 if np.sign(theory["delta_F"]) == np.sign(measured["delta_F"][i]) and abs(
-                theory["delta_F"]) >= bound else np.inf
-        delta_errors.append(difference)
-        if not difference <= max(DELTA_F_TOLERANCE, 2 * measured["delta_F_error"][i]):
-            reasons.append(f"Delta F {measured['delta_F'][i]:.1f} ± {measured['delta_F_error'][i]:.1f} against the "
-                           f"theory's {theory['delta_F']:.1f} at P = {P:g}")
-        mean_errors.append(abs(measured["aG_mean"][i] - theory["aG_mean"]))
+    basin_errors = _basin_errors(measured, predicted, reasons)
+    points = predicted["points"]
+    delta_errors = [_delta_F_difference(delta, bound, theory["delta_F"]) for delta, bound, theory in
+                    zip(measured["delta_F"], measured["delta_F_bound"], points)]
+    for P, delta, error, difference, theory in zip(measured["P"], measured["delta_F"], measured["delta_F_error"],
+                                                   delta_errors, points):
+        if not difference <= max(DELTA_F_TOLERANCE, 2 * error):
+            reasons.append(f"Delta F {delta:.1f} ± {error:.1f} against the theory's {theory['delta_F']:.1f} at P = {P:g}")
+    mean_errors = [abs(mean - theory["aG_mean"]) for mean, theory in zip(measured["aG_mean"], points)]
     basin_max = max(basin_errors) if basin_errors else None
     if basin_max is not None and basin_max > BASIN_TOLERANCE:
         reasons.append(f"basin a_G off by {basin_max:.2f} > {BASIN_TOLERANCE}")
-    if not first_order and max(mean_errors) > MEAN_TOLERANCE:
+    if not any(point["coexistence"] for point in points) and max(mean_errors) > MEAN_TOLERANCE:
         worst = int(np.argmax(mean_errors))
         reasons.append(f"posterior mean a_G {measured['aG_mean'][worst]:.2f} against the theory's "
-                       f"{predicted['points'][worst]['aG_mean']:.2f} at P = {measured['P'][worst]:g}")
+                       f"{points[worst]['aG_mean']:.2f} at P = {measured['P'][worst]:g}")
     ratio = None
     if predicted["P_star"] is not None:
         if measured["P_star"] is None:
