@@ -61,3 +61,19 @@ def test_mypy_reports_a_type_error_in_the_ground_floor_theory_and_numerics(tmp_p
     assert result.returncode == 1, result.stdout + result.stderr
     reported = {line.split(":")[0] for line in result.stdout.splitlines() if "error:" in line}
     assert reported == set(planted), result.stdout
+
+
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""ASCII control characters other than tab and newline: in a docstring they are what "\\frac", "\\bar" or
+"\\approx" become when written into a non-raw string (form feed, backspace, bell)."""
+
+
+def test_no_source_or_doc_file_holds_control_characters():
+    folders = ("base", "theory", "numerics", "validation", "emergence", "benchmarks", "tests", "tools", "docs")
+    files = sorted({path.resolve() for folder in folders for path in (CHECKOUT / folder).rglob("*")
+                    if path.suffix in (".py", ".md") and path.is_file()})
+    assert len(files) > 100
+    found = [f"{path}:{number}" for path in files
+             for number, line in enumerate(path.read_bytes().decode("utf-8").split("\n"), 1)
+             if CONTROL_CHARACTERS.search(line)]
+    assert not found, f"control characters (a LaTeX escape in a non-raw string?) at {found}"

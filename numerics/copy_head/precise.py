@@ -58,7 +58,7 @@ def polish_mp(action, y_start, P, ctx, iterations: int = 60) -> list:
 
     Converged when the relative step :math:`s_k` is below :math:`10^{5-\mathrm{dps}}`, or when
     Newton's quadratic convergence predicts the next one below it,
-    :math:`s_{k+1} pprox (s_k/s_{k-1}^2)\,s_k^2` (taken once :math:`s_k < s_{k-1}` and
+    :math:`s_{k+1} \approx (s_k/s_{k-1}^2)\,s_k^2` (taken once :math:`s_k < s_{k-1}` and
     :math:`s_k < 10^{-6}`): this saves the last step, which would only confirm the digits.
     """
     y = [ctx.mpf(float(v)) if not isinstance(v, ctx.mpf) else +v for v in y_start]

@@ -49,8 +49,6 @@ OVERLAP_MINIMUM = 0.03
 """Diagnostics a point must meet to count (issue 25): rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
 
 
-
-
 def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention, seed: int = 0,
                           attention: str = "softmax", **settings) -> dict[str, Any]:
     """The JSON-able configuration of one point (its hash keys the result file); linear attention samples without windows."""
@@ -86,10 +84,8 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
     position, every key) is a softmax gauge the data never see, so rows are centred first:
 
     .. math::
-        \hat t_u = rac{\sum (W - ar W_{
-m row})^2}{s\,(V + L)(V - 1)}, \qquad
-        \hat t_v = rac{\sum (W - ar W_{
-m row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
+        \hat t_u = \frac{\sum (W - \bar W_{\rm row})^2}{s\,(V + L)(V - 1)}, \qquad
+        \hat t_v = \frac{\sum (W - \bar W_{\rm row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
 
     with :math:`\hat g` the least-squares copy logit of the centred :math:`W_{pp}` (one degree of freedom).
     ``weights``: ``(R, V + L, V + L)``.
