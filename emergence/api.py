@@ -262,7 +262,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
     :math:`\Delta F = 0`), ``"hmc"`` (linear default: unbiased posterior means of :math:`c_1, c_G`)
     or ``"replica-exchange"``.  ``P`` defaults to six points from P*/2.5 to 2P* of the posterior
-    theory (softmax) or ``geom:8:1024:8`` (linear).  ``settings``: the sampler's fields
+    theory (umbrella) or 8 to 1024, doubling (:data:`_LINEAR_GRID`).  ``settings``: the sampler's fields
     (:data:`~emergence.validation.copy_task.free_energy.FREE_ENERGY_DEFAULTS` or, for replica
     exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns the
     report: ``predicted``, ``saddle``, ``measured``, ``agreement`` and ``provenance``.
@@ -308,7 +308,6 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
         chosen = {key: settings.get(key, POSTERIOR_DEFAULTS[key]) for key in POSTERIOR_DEFAULTS}
         report = run_replica_exchange_validation(attention, L, V, list(P or _LINEAR_GRID), convention, chosen,
                                                  theory_draws=theory_draws, **common)
-        report.pop("point_config")
     report["method"] = method
     report["results_folder"] = out
     config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
@@ -318,7 +317,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
 
 
 _LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
-"""The linear grid when none is given (as ``validate copy-head``'s ``geom:8:1024:8``)."""
+"""The posterior's P grid when none is given and the theory does not place one (linear, replica exchange): 8 to 1024, doubling."""
 
 
 def _sampler_settings(settings: dict[str, Any]) -> dict[str, Any]:

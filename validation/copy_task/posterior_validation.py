@@ -318,4 +318,4 @@ def run_replica_exchange_validation(attention: str, L: int, V: int, grid, conven
     measured = measured_posterior(grid, results)
     agreement = (posterior_agreement if attention == "softmax" else linear_posterior_agreement)(measured, predicted)
     return {"predicted": predicted, "prediction_note": prediction_note, "saddle": saddle, "saddle_note": saddle_note,
-            "measured": measured, "agreement": agreement, "point_config": configs[0]}
+            "measured": measured, "agreement": agreement}
