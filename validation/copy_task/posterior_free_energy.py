@@ -235,7 +235,7 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
 
     from emergence.base.sweeps import run_sweep
     from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.copy_task.predictions import predicted_saddle
 
     P_grid = [int(P) for P in P_grid]
     if theory_P_star is None:
@@ -248,10 +248,7 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
                  "divide": divide, "points": theory_points,
                  "profiles": [point["profile"] for point in theory_points],
                  "delta_F": [point["delta_F"] for point in theory_points]}
-    fine = np.geomspace(min(P_grid) / 4, max(P_grid) * 4, 200)
-    saddle_record = predicted_phase_diagram("softmax", L, V, convention, fine)
-    saddle = {"label": "saddle (MAP; bulk dropped)", "P_star": saddle_record["transitions"].get("P_star"),
-              "transitions": saddle_record["transitions"]}
+    saddle = predicted_saddle("softmax", L, V, convention, min(P_grid) / 4, max(P_grid) * 4)
     configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
     results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "umbrella"),
                         executor=executor, progress=progress, description="umbrella windows")
@@ -287,12 +284,11 @@ def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict
     from emergence.validation.copy_task.posterior_validation import (
         half_rise_crossing, linear_posterior_agreement, predicted_linear_posterior, steepest_rise,
     )
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.copy_task.predictions import predicted_saddle
 
     P_grid = [int(P) for P in P_grid]
     predicted = predicted_linear_posterior(L, V, convention, P_grid, draws=theory_draws or 256)
-    saddle = predicted_phase_diagram("linear", L, V, convention, np.geomspace(P_grid[0], P_grid[-1], 200))
-    saddle["label"] = "saddle (MAP; bulk dropped)"
+    saddle = predicted_saddle("linear", L, V, convention, P_grid[0], P_grid[-1])
     configs = [umbrella_point_config(L, V, P, convention, seed=seed, attention="linear", **settings) for P in P_grid]
     results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "hmc"),
                         executor=executor, progress=progress, description="HMC linear")

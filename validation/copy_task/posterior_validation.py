@@ -293,7 +293,7 @@ def run_replica_exchange_validation(attention: str, L: int, V: int, grid, conven
 
     from emergence.base.errors import EmergenceError
     from emergence.base.sweeps import run_sweep
-    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+    from emergence.validation.copy_task.predictions import predicted_saddle
 
     predicted, prediction_note = None, None
     try:
@@ -305,9 +305,7 @@ def run_replica_exchange_validation(attention: str, L: int, V: int, grid, conven
         prediction_note = str(error)
     saddle, saddle_note = None, None
     try:
-        fine = np.geomspace(grid[0], grid[-1], 200) if len(grid) > 1 else np.asarray(grid, dtype=float)
-        saddle = predicted_phase_diagram(attention, L, V, convention, fine)
-        saddle["label"] = "saddle (MAP; bulk dropped)"
+        saddle = predicted_saddle(attention, L, V, convention, grid[0], grid[-1])
     except (EmergenceError, ValueError) as error:  # ValueError: first_order's fold search on some grids
         saddle_note = str(error)
     threshold = predicted.get("copy_threshold", 0.25) if predicted else 0.25

@@ -21,3 +21,15 @@ def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: 
     """The theory's global-minimum order parameters, loss and transitions on ``P_grid``."""
     diagram = phase_diagram(reduced_action(attention, L, V, convention), np.asarray(P_grid, dtype=float))
     return diagram.as_record(convention)
+
+
+SADDLE_POINTS = 200
+
+
+def predicted_saddle(attention: str, L: int, V: int, convention, P_low: float, P_high: float) -> dict:
+    """The saddle (MAP) record beside a posterior measurement: :func:`predicted_phase_diagram` on
+    ``SADDLE_POINTS`` geometric points of ``[P_low, P_high]`` (one if they are equal), labelled as the MAP
+    with the bulk dropped."""
+    points = SADDLE_POINTS if P_high > P_low else 1
+    record = predicted_phase_diagram(attention, L, V, convention, np.geomspace(P_low, P_high, points))
+    return record | {"label": "saddle (MAP; bulk dropped)", "P_star": record["transitions"].get("P_star")}
