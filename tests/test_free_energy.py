@@ -147,16 +147,25 @@ def test_bulk_variance_ratios_are_one_under_the_prior_and_blind_to_gauge_and_cop
     prior = bulk_variance_ratios(W, V, s)
     # each mean over 4000 draws of a chi-square ratio with >= 36 degrees of freedom: standard error < 0.004
     assert abs(float(prior["t_u"].mean()) - 1) < 0.02 and abs(float(prior["t_v"].mean()) - 1) < 0.02
+    # the copy diagonal: L - 1 = 7 degrees of freedom per draw, standard error of the mean 0.0085
+    assert abs(float(prior["t_copy"].mean()) - 1) < 0.04
     shifted = W.clone()
     shifted[:, V:, V:] += 3.0 * torch.as_tensor(cyclic_shift(L), dtype=W.dtype)
     shifted[:, :V, :] += 5.0  # a constant per query row: a softmax gauge
     moved = bulk_variance_ratios(shifted, V, s)
     eps = torch.finfo(torch.float64).eps
-    for key in ("t_u", "t_v"):
+    for key in ("t_u", "t_v", "t_copy"):
         assert torch.allclose(moved[key], prior[key], rtol=0, atol=1e3 * eps)  # sums of ~150 squares of O(10) entries
     assert abs(float(moved["g"].mean() - prior["g"].mean()) - 3.0) < 1e-12
     halved = bulk_variance_ratios(W / math.sqrt(2), V, s)
     assert abs(float(halved["t_u"].mean()) - 0.5) < 0.01  # a variance change is seen
+    loose_diagonal = W.clone()
+    rows = torch.arange(L)
+    loose_diagonal[:, V + rows, V + (rows - 1) % L] *= math.sqrt(2)  # only the copy diagonal doubles its variance
+    loose = bulk_variance_ratios(loose_diagonal, V, s)
+    # row centring spreads the doubled entry over its row: Var d_i = s (L - 1)(2L - 1)/L^2, t_copy = (2L - 1)/L
+    # while t_v, where those L entries are 8 of 95 degrees of freedom, hardly sees it: why t_copy is measured apart
+    assert abs(float(loose["t_copy"].mean()) - (2 * L - 1) / L) < 0.08 and float(loose["t_v"].mean()) < 1.1
 
 
 def test_the_fused_pass_gives_the_marginal_action_and_a_G_of_the_separate_ones():

@@ -88,6 +88,13 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
         \hat t_v = \frac{\sum (W - \bar W_{\rm row} - \hat g\,(S - J/L))^2}{s\,[(V + L)(L - 1) - 1]},
 
     with :math:`\hat g` the least-squares copy logit of the centred :math:`W_{pp}` (one degree of freedom).
+    The theory's symmetric ansatz gives the :math:`L` copy-diagonal entries :math:`d_i = \tilde W_{pp}[i, i-1]`
+    (row-centred) the same variance as the rest of their block; their own spread about their mean,
+
+    .. math::
+        \hat t_{\rm copy} = \frac{\sum_i (d_i - \bar d)^2}{s\,(L - 1)(1 - 1/L)},
+
+    tests that (each :math:`d_i` has variance :math:`t s (1 - 1/L)` when its entry has variance :math:`t s`).
     ``weights``: ``(R, V + L, V + L)``.
     """
     L = weights.shape[-1] - V
@@ -99,8 +106,12 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
     copy_logit = (position_keys[:, V:, :] * pattern).sum((-2, -1)) / (pattern * pattern).sum()
     residual = position_keys.clone()
     residual[:, V:, :] -= copy_logit[:, None, None] * pattern
+    rows = torch.arange(L, device=weights.device)
+    diagonal = position_keys[:, V + rows, (rows - 1) % L]  # (R, L): the row-centred W_pp[i, i-1]
+    diagonal_spread = ((diagonal - diagonal.mean(-1, keepdim=True)) ** 2).sum(-1)
     return {"t_u": (token_keys**2).sum((-2, -1)) / (logit_prior_variance * (V + L) * (V - 1)),
             "t_v": (residual**2).sum((-2, -1)) / (logit_prior_variance * ((V + L) * (L - 1) - 1)),
+            "t_copy": diagonal_spread / (logit_prior_variance * (L - 1) * (1 - 1 / L)),
             "g": copy_logit}
 
 
@@ -171,7 +182,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
         "P": P, "centres": centres.tolist(), "kappa": kappa,
         "window_mean": aG.mean(axis=(1, 2)).tolist(),
         **{f"window_{key}": samples[key].cpu().numpy().reshape(len(centres), -1).mean(1).tolist()
-           for key in ("t_u", "t_v", "g") if key in samples},
+           for key in ("t_u", "t_v", "t_copy", "g") if key in samples},
         "window_rhat": [max(d[k][0] for d in diagnostics.values()) for k in range(len(centres))],
         "window_ess": [min(d[k][1] for d in diagnostics.values()) for k in range(len(centres))],
         "acceptance": float(samples["acceptance"].mean()),

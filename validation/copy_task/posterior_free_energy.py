@@ -96,7 +96,7 @@ def root_in_log_P(P, values) -> float | None:
 
 
 PROFILE_KEYS = ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat", "window_ess",
-                "window_t_u", "window_t_v", "window_g", "acceptance")
+                "window_t_u", "window_t_v", "window_t_copy", "window_g", "acceptance")
 """What the ``measured`` record keeps of each point's profile."""
 PER_POINT_KEYS = ("delta_F", "delta_F_error", "aG_mean", "aG_sem", "basin_aG", "mode_weight", "seconds",
                   "seconds_per_gradient", "flops_per_gradient")
@@ -129,12 +129,13 @@ def measured_free_energy(grid, results) -> dict[str, Any]:
 
 
 def bulk_comparison(measured: dict[str, Any], predicted: dict[str, Any]) -> list[dict[str, Any]]:
-    r"""The sampled bulk against the theory's: per P and window, :math:`\hat t_u, \hat t_v` of the samples
+    r"""The sampled bulk against the theory's: per P and window, :math:`\hat t_u, \hat t_v, \hat t_{\rm copy}` of the samples
     (:func:`~emergence.validation.copy_task.free_energy.bulk_variance_ratios`) beside the theory's
-    optimised :math:`t_u, t_v` at the window's mean :math:`a_G` (linear interpolation on the profile grid).
+    optimised :math:`t_u, t_v` at the window's mean :math:`a_G` (linear interpolation on the profile grid;
+    the theory gives the copy-diagonal entries its :math:`t_v`).
 
     A diagnosis, not a verdict: where the free energies disagree, this says whether the mean-field
-    bulk (its two variances) is what breaks.
+    bulk (its two variances, and the symmetric ansatz for the copy diagonal) is what breaks.
     """
     rows = []
     for sampled, theory in zip(measured["profiles"], predicted["profiles"]):
@@ -142,6 +143,7 @@ def bulk_comparison(measured: dict[str, Any], predicted: dict[str, Any]) -> list
             continue
         at = sampled["window_mean"]
         rows.append({"P": sampled["P"], "aG": at, "t_u": sampled["window_t_u"], "t_v": sampled["window_t_v"],
+                     "t_copy": sampled.get("window_t_copy"),
                      "t_u_theory": np.interp(at, theory["aG"], theory["t_u"]).tolist(),
                      "t_v_theory": np.interp(at, theory["aG"], theory["t_v"]).tolist()})
     return rows
