@@ -186,3 +186,27 @@ def test_an_empty_basin_bounds_delta_F_and_the_theory_must_lie_beyond_the_bound(
     assert free_energy_agreement(measured, far)["passes"]
     failed = free_energy_agreement(measured, near)
     assert not failed["passes"] and any("Delta F -inf" in reason for reason in failed["reasons"])
+
+
+@pytest.mark.parametrize("multiple", [2, 3])
+def test_the_self_averaging_probe_is_a_likelihood_temperature(multiple):
+    """k copies of the same P sequences at beta_0 / k give the marginal action of the P sequences at beta_0:
+    the identity behind ``data_multiple`` (validation/copy_task/free_energy.py).  A wrong power of the weight fails."""
+    from dataclasses import replace
+
+    from emergence.validation.copy_task.data import CopyTaskBatch
+
+    model, batch = _model(seed=5)
+    repeated = CopyTaskBatch(batch.tokens.repeat(multiple, 1), batch.targets.repeat(multiple, 1, 1),
+                             batch.run.repeat(multiple), batch.counts * multiple, batch.V)
+    tempered = CopyAttentionModel(model.runs, model.L, model.V, replace(SOFTMAX, beta0=SOFTMAX.beta0 / multiple))
+    with torch.no_grad():
+        tempered.logit_weights.copy_(model.logit_weights)
+    exact, probe = model.marginal_potential(batch), tempered.marginal_potential(repeated)
+    eps = torch.finfo(torch.float64).eps
+    # actions of O(10-100) from sums of O(P L V) terms and one Cholesky factor of a 3 x 3 matrix
+    assert torch.allclose(probe, exact, rtol=1e3 * eps, atol=0)
+    wrong = CopyAttentionModel(model.runs, model.L, model.V, replace(SOFTMAX, beta0=SOFTMAX.beta0 / multiple**2))
+    with torch.no_grad():
+        wrong.logit_weights.copy_(model.logit_weights)
+    assert not torch.allclose(wrong.marginal_potential(repeated), exact, rtol=1e-3, atol=0)

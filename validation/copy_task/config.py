@@ -92,8 +92,11 @@ FREE_ENERGY_DEFAULTS: dict = {
     "leapfrog": 12,
     "divide": 0.3,
     "bins": 28,
+    "data_multiple": 1,
 }
 """One umbrella point's defaults: window centres in a_G (spacing 0.1 = 1.4 standard deviations of a window
 at kappa = 200, from below the uniform basin at L = 16 to above the copy basin), stiffness, HMC chains per
 window, warm-up and recorded trajectories (400 x 4 chains: bulk ESS 720-880 per window at L = 8 with 500),
-leapfrog steps, the basin divide and the number of profile bins on [0, 0.95]."""
+leapfrog steps, the basin divide, the number of profile bins on [0, 0.95], and the self-averaging probe
+``data_multiple`` k (1: the posterior of the P training sequences; k > 1: the data term of P sequences
+represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`)."""

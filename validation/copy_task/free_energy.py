@@ -21,12 +21,24 @@ window's rank-normalised :math:`\hat R` and bulk ESS (ArviZ), MBAR's smallest ne
 the HMC acceptance, and the cost: seconds per batched gradient and its FLOPs
 (``torch.utils.flop_counter``), from which the command reports the fraction of the machine's
 measured FLOP/s.
+
+**The self-averaging probe** (``data_multiple`` :math:`k`).  The posterior theory replaces the data
+statistics :math:`C, B, D` of the readout marginal by :math:`P` times their expectations (the data
+term self-averages).  With :math:`k > 1` the point samples the posterior whose data term is that of
+:math:`kP` sequences, each weighted :math:`1/k`, so its disorder shrinks as :math:`1/k` at fixed
+:math:`P`.  Weighting every sequence by :math:`w` is exactly a likelihood temperature:
+:math:`\beta(wD) - \beta\varepsilon w^2 \operatorname{tr}B^\top(I + \varepsilon wC)^{-1}B
+= \beta'[D - \varepsilon'\operatorname{tr}B^\top(I + \varepsilon'C)^{-1}B]` and
+:math:`\ln\det(I + \varepsilon wC) = \ln\det(I + \varepsilon'C)` with :math:`\beta' = w\beta`,
+:math:`\varepsilon' = \beta'\lambda`, so the probe runs the ordinary model at :math:`\beta_0/k` on
+:math:`kP` sequences.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -138,13 +150,15 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     """
     started = time.perf_counter()
     torch.set_num_threads(1)  # one core per point: small tensors, and 2-thread OpenMP under load was 7x slower
+    multiple = int(config["data_multiple"])
     convention = CopyTaskConvention(**config["convention"])
+    convention = replace(convention, beta0=convention.beta0 / multiple)  # the probe's weight 1/k (module docstring)
     L, V, P, chains = config["L"], config["V"], config["P"], config["chains"]
     centres = np.asarray(config["centres"], dtype=float)
     kappa = float(config["kappa"])
     runs = len(centres) * chains
     data_seed = config["seed"] * 1_000_003 + 7919 * P
-    batch = copy_task_batch([P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
+    batch = copy_task_batch([multiple * P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
                             torch.float64, device)
     model = CopyAttentionModel(runs, L, V, convention, device=device)
     run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
