@@ -57,22 +57,27 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
     profile = theory.profile(config["P"], grid)
     F = np.asarray(profile["F"])
     weight = np.exp(-F)
-    copy_side = grid >= config["divide"]
-    # masses of e^{-F} on each side in logs (trapezoid weights): a basin e^{-700} below the other stays finite
-    log_trapezoid = np.log(np.gradient(grid)) - F
-    log_copy = np.logaddexp.reduce(log_trapezoid[copy_side])
-    log_uniform = np.logaddexp.reduce(log_trapezoid[~copy_side])
-    mass_copy = float(1 / (1 + np.exp(log_uniform - log_copy)))
+    delta_F = delta_F_of_profile(grid, F, config["divide"])
     modes = theory.modes(config["P"])
     return {
         "P": config["P"], "profile": profile,
-        "delta_F": float(log_uniform - log_copy), "mode_weight": mass_copy,
+        "delta_F": delta_F, "mode_weight": float(1 / (1 + np.exp(delta_F))),
         "aG_mean": float(np.trapezoid(weight * grid, grid) / np.trapezoid(weight, grid)),
         "basin_aG": _profile_basins(grid, F, config["divide"]),
         "modes": {name: {"aG": mode.aG, "free_energy": mode.free_energy, "t_u": mode.t_u, "t_v": mode.t_v}
                   for name, mode in modes.items()},
         "coexistence": bool(abs(modes["copy"].aG - modes["uniform"].aG) > 0.05),
     }
+
+
+def delta_F_of_profile(grid, F, divide: float) -> float:
+    r""":math:`\Delta F = -\ln(m_{\rm copy}/m_{\rm uniform})` of a profile :math:`F(a_G)` on ``grid``, the masses of
+    :math:`e^{-F}` on the two sides of ``divide`` (trapezoid weights, summed in logs so that a basin
+    :math:`e^{-700}` below the other stays finite)."""
+    grid, F = np.asarray(grid, dtype=float), np.asarray(F, dtype=float)
+    log_trapezoid = np.log(np.gradient(grid)) - F
+    copy_side = grid >= divide
+    return float(np.logaddexp.reduce(log_trapezoid[~copy_side]) - np.logaddexp.reduce(log_trapezoid[copy_side]))
 
 
 def _profile_basins(grid, F, divide) -> dict[str, float | None]:
