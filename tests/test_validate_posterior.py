@@ -137,7 +137,8 @@ def test_umbrella_command_writes_the_issue_keys_and_resumes(tmp_path, capsys):
     assert main(arguments) == 0
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["method"] == "umbrella"
-    assert set(report["predicted"]) >= {"P_star", "profiles"}
+    assert set(report["predicted"]) >= {"P_star", "profiles", "delta_F_importance_sampled"}
+    assert len(report["predicted"]["delta_F_importance_sampled"]) == 2  # one entry per P (None where the modes never coexist)
     assert set(report["saddle"]) >= {"P_star"}
     assert set(report["measured"]) >= {"P_star", "profiles", "rhat_max", "ess_min", "overlap_min", "mode_weight"}
     assert set(report["agreement"]) >= {"P_star_ratio", "basin_aG_error_max", "delta_F_error_max", "passes", "reasons"}

@@ -127,14 +127,14 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     The trial's mean is the gauge-centred pattern :math:`g(S - J/L)` (the theory's prior cost
     :math:`(L-1)g^2/2s`).  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed, so differences between modes are
-    comparable with the sampled :math:`\Delta F`.  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
+    comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
     (bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
     when the weights are log-normal).
     """
     softmax = convention.with_attention("softmax")
     runs = min(chunk, draws)
-    batch = copy_task_batch([P] * runs, L, V, [7919 * P + seed] * runs, softmax.shift, softmax.targets,
-                            torch.float64, "cpu")
+    data_seed = seed * 1_000_003 + 7919 * P  # the umbrella point's training set (free_energy.run_free_energy_point)
+    batch = copy_task_batch([P] * runs, L, V, [data_seed] * runs, softmax.shift, softmax.targets, torch.float64, "cpu")
     model = CopyAttentionModel(runs, L, V, softmax)
     s = model.logit_prior_variance
     variance = torch.empty(V + L, V + L, dtype=torch.float64)
@@ -159,17 +159,14 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
             "F_IS_error": float(np.std(boot)), "log_weight_sd": float(log_weight.std())}
 
 
-def mode_free_energies(L: int, V: int, P: int, convention: CopyTaskConvention, draws: int = 2000, seed: int = 0,
-                       theory_draws: int = 20_000) -> dict[str, Any]:
-    r"""At each of the theory's two modes at ``P``: its :math:`F`, :math:`a_G`, and :func:`importance_sampled_free_energy`;
-    and the copy-minus-uniform differences of the three free energies."""
-    from emergence.numerics.copy_head.posterior import PosteriorTheory
-
-    theory = PosteriorTheory(L, V, convention.with_attention("softmax"), draws=theory_draws)
-    modes = theory.modes(P)
-    result: dict[str, Any] = {"L": L, "V": V, "P": P, "draws": draws, "seed": seed}
+def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
+                       seed: int = 0) -> dict[str, Any]:
+    r"""At each of the theory's modes (``{"uniform": PosteriorMode, "copy": PosteriorMode}``): its :math:`F`,
+    :math:`a_G` and :func:`importance_sampled_free_energy`; and the copy-minus-uniform differences of the three."""
+    result: dict[str, Any] = {"draws": draws}
     for name, mode in modes.items():
-        result[name] = {"aG": mode.aG, "F_theory": mode.free_energy, "g": mode.g, "t_u": mode.t_u, "t_v": mode.t_v,
+        result[name] = {"aG": mode.aG, "F_theory": mode.free_energy,
                         **importance_sampled_free_energy(L, V, P, mode, convention, draws, seed)}
     result["delta"] = {key: result["copy"][key] - result["uniform"][key] for key in ("F_theory", "F_trial", "F_IS")}
+    result["delta_error"] = float(np.hypot(result["copy"]["F_IS_error"], result["uniform"]["F_IS_error"]))
     return result

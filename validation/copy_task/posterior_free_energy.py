@@ -41,24 +41,45 @@ PROFILE_POINTS = 24
 PROFILE_RANGE = (0.02, 0.9)
 
 
-def predicted_point_config(L: int, V: int, P: float, convention, divide: float, draws: int = 4000) -> dict[str, Any]:
-    """The JSON-able configuration of one theory profile (a resumable sweep point, like a measurement)."""
+IMPORTANCE_DRAWS = 2000
+"""Draws of the theory's trial per mode for the importance-sampled diagnosis (posterior_diagnosis)."""
+
+
+def predicted_point_config(L: int, V: int, P: float, convention, divide: float, draws: int = 4000, seed: int = 0,
+                           importance_draws: int = IMPORTANCE_DRAWS) -> dict[str, Any]:
+    """The JSON-able configuration of one theory profile (a resumable sweep point, like a measurement).
+
+    ``seed`` names the measurement's training set, on which the importance-sampled diagnosis weighs the
+    theory's trial (``importance_draws`` per mode; 0 skips it)."""
     return {"experiment": "posterior-theory-profile", "L": int(L), "V": int(V), "P": float(P), "divide": float(divide),
-            "draws": int(draws), "convention": convention.with_attention("softmax").as_dict()}
+            "draws": int(draws), "seed": int(seed), "importance_draws": int(importance_draws),
+            "convention": convention.with_attention("softmax").as_dict()}
 
 
 def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
-    r"""The theory's profile at one P, its :math:`\Delta F` by the measurement's estimator, the two modes and their means."""
+    r"""The theory's profile at one P, its :math:`\Delta F` by the measurement's estimator, the two modes and their means.
+
+    Where the two modes coexist, ``importance_sampled`` also weighs the theory's own trial at each mode
+    against the model's posterior on the measurement's data
+    (:func:`~emergence.validation.copy_task.posterior_diagnosis.mode_free_energies`): a diagnosis of the
+    variational bound, not a prediction.
+    """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
     from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.posterior_diagnosis import mode_free_energies
 
-    theory = PosteriorTheory(config["L"], config["V"], CopyTaskConvention(**config["convention"]), draws=config["draws"])
+    convention = CopyTaskConvention(**config["convention"])
+    theory = PosteriorTheory(config["L"], config["V"], convention, draws=config["draws"])
     grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
     profile = theory.profile(config["P"], grid)
     F = np.asarray(profile["F"])
     weight = np.exp(-F)
     delta_F = delta_F_of_profile(grid, F, config["divide"])
     modes = theory.modes(config["P"])
+    coexistence = bool(abs(modes["copy"].aG - modes["uniform"].aG) > 0.05)
+    importance = (mode_free_energies(config["L"], config["V"], int(config["P"]), modes, convention,
+                                     config["importance_draws"], config["seed"])
+                  if coexistence and config["importance_draws"] > 0 else None)
     return {
         "P": config["P"], "profile": profile,
         "delta_F": delta_F, "mode_weight": float(1 / (1 + np.exp(delta_F))),
@@ -66,7 +87,7 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
         "basin_aG": _profile_basins(grid, F, config["divide"]),
         "modes": {name: {"aG": mode.aG, "free_energy": mode.free_energy, "t_u": mode.t_u, "t_v": mode.t_v}
                   for name, mode in modes.items()},
-        "coexistence": bool(abs(modes["copy"].aG - modes["uniform"].aG) > 0.05),
+        "coexistence": coexistence, "importance_sampled": importance,
     }
 
 
@@ -248,13 +269,15 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     if theory_P_star is None:
         theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
     divide = float(settings["divide"])
-    theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000) for P in P_grid]
+    theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000, seed=seed)
+                      for P in P_grid]
     theory_points = run_sweep(run_predicted_point, theory_configs, os.path.join(out, "theory"), executor=executor,
                               progress=progress, description="posterior theory profiles")
     predicted = {"label": "posterior (mean-field bulk; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
                  "divide": divide, "points": theory_points,
                  "profiles": [point["profile"] for point in theory_points],
-                 "delta_F": [point["delta_F"] for point in theory_points]}
+                 "delta_F": [point["delta_F"] for point in theory_points],
+                 "delta_F_importance_sampled": [_importance_delta(point) for point in theory_points]}
     saddle = predicted_saddle("softmax", L, V, convention, min(P_grid) / 4, max(P_grid) * 4)
     configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
     results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "umbrella"),
@@ -266,6 +289,15 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
         agreement["posterior_over_saddle"] = {"measured": measured["P_star"]["value"] / saddle["P_star"],
                                               "theory": theory_P_star / saddle["P_star"] if theory_P_star else None}
     return {"predicted": predicted, "saddle": saddle, "measured": measured, "agreement": agreement}
+
+
+def _importance_delta(point: dict[str, Any]) -> dict[str, float] | None:
+    """The copy-minus-uniform free energy of the theory's two modes after importance weighting (None without coexistence)."""
+    importance = point.get("importance_sampled")
+    if importance is None:
+        return None
+    return {"value": importance["delta"]["F_IS"], "error": importance["delta_error"],
+            "theory_modes": importance["delta"]["F_theory"]}
 
 
 LINEAR_TRANSITION_FACTOR = 1.5
