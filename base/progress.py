@@ -116,6 +116,7 @@ class TerminalProgress(_Counted):
         counted = "{l_bar}{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}{postfix}]" if self.total else None
         self.bar = tqdm(total=self.total, desc=self.description, unit=self.unit, initial=self.n, file=sys.stderr,
                         leave=False, bar_format=counted)
+        self._show()
 
     def update(self, count: float = 1, cost: float | None = None) -> None:
         super().update(count, cost)

@@ -135,6 +135,7 @@ def test_the_terminal_bar_shows_the_measured_time_left():
 
     clock = FakeClock()
     bar = TerminalProgress(3, "sweep", "run", 0, None, clock)
+    assert bar.bar.postfix == "time left unknown"
     bar.set_postfix(loss="0.5")
     assert bar.bar.postfix == "loss=0.5, time left unknown"
     clock.now = 10.0
