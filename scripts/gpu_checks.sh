@@ -13,7 +13,7 @@
 # that part's own JSON and log (OUT_DIR/NAME.log; hardware.log: date, GPU, driver, cores, torch, CuPy);
 # a part that fails or runs out of time is recorded and the next runs.
 #   install     the carried wheels (pip --no-index), when WHEELS holds any
-#   gpu_tests   the `gpu`-marked tests
+#   gpu_tests   the `gpu`-marked tests (only the files that hold some: fewer imports, no optional packages)
 #   {softmax,linear}_L128, basis_gpu, {softmax,linear}_L256
 #               copy-head validations (Adam, readout-marginal action, float32 on cuda; today's
 #               per-point sweep, so the grids are small) and the basis statistics on CuPy
@@ -84,7 +84,8 @@ fi
 # 14234 at L = 256; the linear P1 about 103, its crossover 4760 and 13195.  Sized for today's sweep, one point
 # after another at about 10 ms per Adam step on the H200 (issue 28), so few points and steps.  At L = 256 model T's
 # (P, L, L) design is estimated at 127 GiB for P = 15 500: the budget is raised to the GPU's memory there.
-part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider -m gpu tests
+part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-collection-errors -m gpu \
+  $(grep -l "pytest.mark.gpu" tests/*.py)
 part softmax_L128 50 copy_head softmax_L128 softmax 128 geom:2000:18000:4 800
 part linear_L128 50 copy_head linear_L128 linear 128 geom:32:16384:5 800
 part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics --json "$out/basis_gpu.json"
