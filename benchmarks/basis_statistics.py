@@ -16,12 +16,8 @@ the literal's 20 ms per window, so the ratio approaches about 60x from below (46
 N = 128); at V = 3000 the warm engine takes 0.12-0.16 s at N = 16-32 (mostly its fixed V x V work) against
 the literal's 0.34 s per window, about 60-70x at N = 24.
 
-Where CuPy can allocate on a GPU (:func:`emergence.numerics.backend.cupy_status`), one more record
-times the same engine on the GPU against itself on NumPy at T = 200, V = 3000, N = 4096
-(ratio = NumPy seconds / CuPy seconds, synchronised), with the GPU's throughput; and, where the GPU's
-free memory holds the dense arrays, one GPU-only record at V = 50 000 (T = 200, N = 4096, without
-:math:`\Sigma_{\bar B}`; no NumPy side: its arrays alone would take about 112 GiB of host memory).  Each row
-names the device and cores of each side; the CPU rows use NumPy's BLAS on every core it may use.
+Both sides use NumPy's BLAS on every core it may use (the rows say how many).  The same engine on a GPU:
+:mod:`emergence.benchmarks.basis_statistics_gpu`.
 """
 
 from __future__ import annotations
@@ -29,12 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from emergence.benchmarks.hardware_limits import cpu_cores, sides
-from emergence.benchmarks.harness import compare, engine_only, peak_memory_bytes
-from emergence.numerics.backend import array_module, cupy_status
+from emergence.benchmarks.harness import compare, peak_memory_bytes
 from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
-from emergence.numerics.leading_terms.basis_statistics import basis_statistics, dense_statistics_bytes
-
-GPU_ONLY_VOCABULARY = 50_000
+from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 
 
 def _record(context_length: int, vocab_size: int, count: int, repeats: int) -> dict:
@@ -76,54 +69,4 @@ def run(quick: bool = False) -> list[dict]:
         grid = [(200, 500, 128), (200, 3000, 24)]
     else:
         grid = [(T, 500, 64) for T in (64, 128, 200)] + [(T, 3000, 16) for T in (64, 128, 200)] + [(200, 3000, 64)]
-    records = [_record(T, V, count, repeats=2 if V > 1000 else 3) for T, V, count in grid]
-    if cupy_status()[0]:
-        records.append(_gpu_record(200, 3000, 4096, repeats=3))
-        records.extend(_gpu_only_records(200, GPU_ONLY_VOCABULARY, 4096, repeats=3))
-    return records
-
-
-def _gpu_record(context_length: int, vocab_size: int, count: int, repeats: int) -> dict:
-    cupy = array_module("cupy")
-    windows = np.random.default_rng(0).integers(0, vocab_size, size=(count, context_length + 1))
-    gpu = _gpu_engine(cupy, windows, vocab_size)
-    gpu()
-    record = compare(
-        "basis statistics CuPy vs NumPy engine",
-        f"T={context_length}, V={vocab_size}, N={count}",
-        gpu,
-        lambda: basis_statistics(windows, vocab_size),
-        repeats=repeats,
-        **sides("cuda", None, "cpu", cpu_cores()),
-    )
-    return record | _gpu_work(record, context_length, vocab_size, count)
-
-
-def _gpu_engine(cupy, windows, vocab_size: int, **options):
-    """One synchronised call of the statistics on the GPU, the windows already there."""
-    on_device = cupy.asarray(windows)
-
-    def gpu():
-        basis_statistics(on_device, vocab_size, xp=cupy, **options)
-        cupy.cuda.Stream.null.synchronize()
-
-    return gpu
-
-
-def _gpu_work(record: dict, context_length: int, vocab_size: int, count: int) -> dict:
-    return {"engine_tokens_per_second": count * context_length / record["engine_seconds"],
-            "engine_bytes": basis_traffic_bytes(count, context_length, vocab_size),
-            "work_counted": "traffic model, compared with the GPU's measured device-to-device copy bandwidth"}
-
-
-def _gpu_only_records(context_length: int, vocab_size: int, count: int, repeats: int) -> list[dict]:
-    """The statistics at a vocabulary only the GPU holds (no alternative); none where its free memory is short."""
-    cupy = array_module("cupy")
-    free_bytes = cupy.cuda.runtime.memGetInfo()[0]
-    if dense_statistics_bytes(vocab_size) > free_bytes:
-        return []
-    windows = np.random.default_rng(0).integers(0, vocab_size, size=(count, context_length + 1))
-    gpu = _gpu_engine(cupy, windows, vocab_size, include_interchangeability=False, memory_limit_bytes=free_bytes)
-    record = engine_only("basis statistics CuPy (no alternative)", f"T={context_length}, V={vocab_size}, N={count}",
-                         gpu, repeats=repeats, **sides("cuda", None, None, None))
-    return [record | _gpu_work(record, context_length, vocab_size, count)]
+    return [_record(T, V, count, repeats=2 if V > 1000 else 3) for T, V, count in grid]

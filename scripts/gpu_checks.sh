@@ -17,7 +17,7 @@
 #   {softmax,linear}_L128, basis_gpu, {softmax,linear}_L256
 #               copy-head validations (Adam, readout-marginal action, float32 on cuda; today's
 #               per-point sweep, so the grids are small) and the basis statistics on CuPy
-#               (`bench --quick --only basis_statistics`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
+#               (`bench --only basis_statistics_gpu`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
 #   posterior_L32   the umbrella profile at L = 32 (CPU worker processes; few windows and draws)
 set -uo pipefail
 out="${1:-gpu-out}"
@@ -88,7 +88,7 @@ part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-colle
   $(grep -l "pytest.mark.gpu" tests/*.py)
 part softmax_L128 50 copy_head softmax_L128 softmax 128 geom:2000:18000:4 800
 part linear_L128 50 copy_head linear_L128 linear 128 geom:32:16384:5 800
-part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics --json "$out/basis_gpu.json"
+part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics_gpu --json "$out/basis_gpu.json"
 part softmax_L256 50 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head softmax_L256 softmax 256 8000,11000,15500 500'
 part linear_L256 40 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head linear_L256 linear 256 32,250,2000,15500 500'
 # CPU part: the posterior profile at L = 32 around its theory's P* (1821), worker processes on every core

@@ -76,12 +76,12 @@ def test_a_row_without_an_alternative_prints_dashes():
 
 @pytest.mark.gpu
 def test_the_gpu_basis_row_is_a_fraction_of_the_measured_gpu_limits():
-    from emergence.benchmarks import basis_statistics
+    from emergence.benchmarks import basis_statistics_gpu
     from emergence.benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
 
     limits = measure_hardware_limits(quick=True)
     if "cuda" not in limits:
         pytest.fail("the gpu tests need a GPU that torch or CuPy sees")
-    row = with_fraction_of_limit(basis_statistics._gpu_record(64, 500, 256, repeats=1), limits)
+    row = with_fraction_of_limit(basis_statistics_gpu._gpu_record(64, 500, 256, repeats=1), limits)
     assert row["engine_device"] == "cuda" and limits["cuda"]["name"] in row["limit"]
     assert row["fraction_of_limit"] == row["achieved_bytes_per_second"] / limits["cuda"]["copy_bytes_per_second"]
