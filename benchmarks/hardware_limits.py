@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from emergence.benchmarks.harness import side_text
+
 DTYPES = ("float64", "float32")
 
 
@@ -93,8 +95,6 @@ def cpu_device() -> _Device:
     import numpy as np
 
     rng = np.random.default_rng(0)
-    from emergence.benchmarks.harness import side_text
-
     return _Device(f"CPU, {side_text('cpu', cpu_cores())}", lambda n, dtype: rng.standard_normal((n, n)).astype(dtype),
                    np.ones, lambda: None, inner=1)
 

@@ -31,8 +31,12 @@ def benchmark_point(config: dict) -> dict:
     """One benchmark module on the machine that runs this point: ``{"hardware_limits", "records"}``
     (records with their fraction of the limits of the device they ran on)."""
     limits = measure_hardware_limits(quick=config["quick"])
-    records = importlib.import_module(config["module"]).run(quick=config["quick"])
-    return {"hardware_limits": limits, "records": [with_fraction_of_limit(r, limits) for r in records]}
+    return {"hardware_limits": limits, "records": _module_records(config["module"], config["quick"], limits)}
+
+
+def _module_records(dotted: str, quick: bool, limits: dict[str, Any]) -> list[dict]:
+    """The rows of one benchmark module, each with its fraction of ``limits``."""
+    return [with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=quick)]
 
 
 def run_suite(chosen: list[str], quick: bool, executor: str | None = None,
@@ -45,7 +49,7 @@ def run_suite(chosen: list[str], quick: bool, executor: str | None = None,
         records = []
         for dotted in chosen:
             print(f"running {dotted} ...", file=sys.stderr)
-            records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=quick))
+            records.extend(_module_records(dotted, quick, limits))
         return limits, records
     from emergence.base.executors import sweep_executor
 
