@@ -3,9 +3,12 @@
 :func:`progress` is a tqdm bar when stderr is a terminal and otherwise a :class:`LogProgress` that
 logs ``description: done/total unit (p%) after T s, about E s left`` through the ``emergence`` logger at most every
 :data:`LOG_INTERVAL` seconds (and once at the end), so a run whose output goes to a file still shows
-that it moves.  :func:`heartbeat` does the same for a step without countable parts (a bar with
-elapsed time, or a log line every :data:`LOG_INTERVAL` seconds).  Lines printed while a bar is
-shown go through :func:`write` (``tqdm.write``), which keeps the bar below them intact.
+that it moves.  Both give the time left of :class:`~emergence.base.time_left.TimeLeft`: measured from the
+finished parts (each with its estimated cost, ``update(count, cost=...)``) and from the running part's
+steps (:func:`report_steps`, reaching the bar of :func:`steps_reported_to` in this process), and
+``time left unknown`` until something is measured.  :func:`heartbeat` does the same for a step without
+countable parts (a bar with elapsed time, or a log line every :data:`LOG_INTERVAL` seconds).  Lines
+printed while a bar is shown go through :func:`write` (``tqdm.write``), which keeps the bar below them intact.
 
 >>> bar = progress(3, "points", file_is_terminal=False)
 >>> for _ in range(3):
@@ -20,42 +23,43 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
+
+from emergence.base.time_left import TimeLeft
 
 LOG_INTERVAL = 10.0
 """Seconds between progress log lines when stderr is not a terminal."""
 
 _log = logging.getLogger("emergence")
+_listening: list = []  # the bars that report_steps reaches, innermost last
 
 
 def _terminal() -> bool:
     return hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
 
 
-class LogProgress:
-    """The tqdm methods the engine uses, reported as log lines every :data:`LOG_INTERVAL` seconds."""
+class _Counted:
+    """The count, the time left and the tqdm methods the engine uses; subclasses show them."""
 
-    def __init__(self, total: int | None, description: str, unit: str = "it", initial: float = 0):
-        self.total, self.description, self.unit, self.n, self.initial = total, description, unit, initial, initial
-        self.started = self.last = time.monotonic()
+    def __init__(self, total: int | None, description: str, unit: str = "it", initial: float = 0,
+                 cost: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.total, self.description, self.unit, self.n = total, description, unit, initial
+        self.clock = clock
+        self.time_left = TimeLeft((total or 0) - initial, cost, clock)
 
-    def _line(self) -> str:
-        elapsed = time.monotonic() - self.started
-        if self.total:
-            line = (f"{self.description}: {self.n:.3g}/{self.total:.3g} {self.unit} ({100 * self.n / self.total:.0f}%) "
-                    f"after {elapsed:.0f} s")
-            if self.initial < self.n < self.total * (1 - 1e-9):  # remaining work at this run's rate so far
-                line += f", about {elapsed * (self.total - self.n) / (self.n - self.initial):.0f} s left"
-            return line
-        if self.unit == "s":
-            return f"{self.description}: still running after {elapsed:.0f} s"
-        return f"{self.description}: {self.n} {self.unit} after {elapsed:.0f} s"
-
-    def update(self, count: int = 1) -> None:
+    def update(self, count: float = 1, cost: float | None = None) -> None:
+        """``count`` more parts done, of estimated cost ``cost`` (default: ``count``)."""
         self.n += count
-        if time.monotonic() - self.last >= LOG_INTERVAL:
-            self.last = time.monotonic()
-            _log.info(self._line())
+        self.time_left.finished(count, cost)
+        self._show()
+
+    def steps(self, done: float, total: float) -> None:
+        """The running part has done ``done`` of its ``total`` steps."""
+        self.time_left.steps(done, total)
+        self._show()
+
+    def _show(self) -> None:
+        pass
 
     def set_description(self, description: str) -> None:
         self.description = description
@@ -63,28 +67,100 @@ class LogProgress:
     def set_postfix(self, **values) -> None:
         pass
 
-    def close(self) -> None:
-        if time.monotonic() - self.started >= LOG_INTERVAL:
-            done = self.total is not None and self.n >= self.total * (1 - 1e-9)  # cost-weighted counts are sums of floats
-            _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
-
     def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def close(self) -> None:
+        pass
 
-def progress(total: int | None, description: str, unit: str = "it", initial: float = 0,
-             file_is_terminal: bool | None = None):
-    """A tqdm bar on a terminal, else a :class:`LogProgress` (see the module docstring)."""
-    if file_is_terminal is None:
-        file_is_terminal = _terminal()
-    if file_is_terminal:
+
+class LogProgress(_Counted):
+    """Log lines every :data:`LOG_INTERVAL` seconds (see the module docstring)."""
+
+    def __init__(self, *arguments, **options):
+        super().__init__(*arguments, **options)
+        self.started = self.last = self.clock()
+
+    def _line(self) -> str:
+        elapsed = self.clock() - self.started
+        if self.total:
+            line = (f"{self.description}: {self.n:.3g}/{self.total:.3g} {self.unit} ({100 * self.n / self.total:.0f}%) "
+                    f"after {elapsed:.0f} s")
+            return line + (f", {self.time_left.text()}" if self.n < self.total else "")
+        if self.unit == "s":
+            return f"{self.description}: still running after {elapsed:.0f} s"
+        return f"{self.description}: {self.n} {self.unit} after {elapsed:.0f} s"
+
+    def _show(self) -> None:
+        if self.clock() - self.last >= LOG_INTERVAL:
+            self.last = self.clock()
+            _log.info(self._line())
+
+    def close(self) -> None:
+        if self.clock() - self.started >= LOG_INTERVAL:
+            done = self.total is not None and self.n >= self.total
+            _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
+
+
+class TerminalProgress(_Counted):
+    """A tqdm bar whose time left is :class:`~emergence.base.time_left.TimeLeft`'s, not tqdm's smoothed rate."""
+
+    def __init__(self, *arguments, **options):
         from tqdm import tqdm
 
-        return tqdm(total=total, desc=description, unit=unit, initial=initial, file=sys.stderr, leave=False)
-    return LogProgress(total, description, unit, initial)
+        super().__init__(*arguments, **options)
+        self.postfix = ""
+        counted = "{l_bar}{bar}| {n_fmt}/{total_fmt} {unit} [{elapsed}{postfix}]" if self.total else None
+        self.bar = tqdm(total=self.total, desc=self.description, unit=self.unit, initial=self.n, file=sys.stderr,
+                        leave=False, bar_format=counted)
+        self._show()
+
+    def update(self, count: float = 1, cost: float | None = None) -> None:
+        super().update(count, cost)
+        self.bar.update(count)
+
+    def _show(self) -> None:
+        if self.total:
+            self.bar.set_postfix_str(", ".join(filter(None, [self.postfix, self.time_left.text()])))
+
+    def set_description(self, description: str) -> None:
+        super().set_description(description)
+        self.bar.set_description(description)
+
+    def set_postfix(self, **values) -> None:
+        self.postfix = ", ".join(f"{key}={value}" for key, value in values.items())
+        self._show()
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def progress(total: int | None, description: str, unit: str = "it", initial: float = 0,
+             file_is_terminal: bool | None = None, cost: float | None = None):
+    """A :class:`TerminalProgress` bar on a terminal, else a :class:`LogProgress` (see the module docstring);
+    ``cost``: the estimated cost of the ``total - initial`` parts left (default: one per part)."""
+    if file_is_terminal is None:
+        file_is_terminal = _terminal()
+    return (TerminalProgress if file_is_terminal else LogProgress)(total, description, unit, initial, cost)
+
+
+@contextmanager
+def steps_reported_to(bar):
+    """Inside the block, :func:`report_steps` in this process reaches ``bar`` (``None``: nothing)."""
+    _listening.append(bar)
+    try:
+        yield
+    finally:
+        _listening.pop()
+
+
+def report_steps(done: float, total: float) -> None:
+    """The running point of a sweep in this process has done ``done`` of ``total`` steps (a no-op elsewhere)."""
+    if _listening and _listening[-1] is not None:
+        _listening[-1].steps(done, total)
 
 
 def progress_over(items, description: str, unit: str = "it") -> Iterator:

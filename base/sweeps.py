@@ -37,7 +37,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from emergence.base.progress import progress as progress_bar
+from emergence.base.progress import progress as progress_bar, steps_reported_to
 from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 from emergence.base.runtime import torch_threads
 
@@ -208,8 +208,10 @@ def run_sweep(
     itself, so a worker that dies loses only the point it was running, not results it had
     computed but not yet handed to the client.  ``cost``: an estimate of a point's run time;
     the points are then handed out costliest first (longest-processing-time order: with uneven
-    points and a few workers the largest no longer starts last, after the others), and the
-    progress (with its time left) counts each point by its share of the total cost.
+    points and a few workers the largest no longer starts last, after the others).  The progress
+    counts points; its time left is fitted to the measured times of the finished points against their
+    count and estimated cost, and to the steps a running point reports in this process
+    (:mod:`emergence.base.time_left`, :func:`emergence.base.progress.report_steps`).
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
@@ -224,33 +226,32 @@ def run_sweep(
                 results[index] = stored["result"]
                 continue
         pending.append(index)
-    # progress counts points weighted by their cost (mean 1), so its time left weighs uneven points
-    weights = [1.0] * len(configs)
+    costs = [1.0] * len(configs)
     if cost is not None and configs:
         pending.sort(key=lambda index: -cost(configs[index]))
         costs = [float(cost(config)) for config in configs]
-        weights = [len(costs) * c / sum(costs) for c in costs] if sum(costs) > 0 else weights
     bar = None
     if progress:
-        done = sum(weights) - sum(weights[index] for index in pending)
-        bar = progress_bar(len(configs), description, unit="run", initial=done)
+        bar = progress_bar(len(configs), description, unit="run", initial=len(configs) - len(pending),
+                           cost=sum(costs[index] for index in pending))
     executor = executor or LocalProcessExecutor()
     stored_by_executor = getattr(executor, "stores_where_it_runs", False)
     try:
         todo = [configs[i] for i in pending]
         task = partial(_run_and_store, work, str(folder), code) if stored_by_executor else work
-        for local_index, result in executor.map_unordered(task, todo):
-            index = pending[local_index]
-            config = configs[index]
-            if not stored_by_executor:
-                write_json_atomic(
-                    result_path(folder, config),
-                    {"config": config, "code": code, "result": result,
-                     "provenance": provenance(config, config.get("seed"))},
-                )
-            results[index] = result
-            if bar is not None:
-                bar.update(weights[index])
+        with steps_reported_to(bar):  # the steps of points run in this process
+            for local_index, result in executor.map_unordered(task, todo):
+                index = pending[local_index]
+                config = configs[index]
+                if not stored_by_executor:
+                    write_json_atomic(
+                        result_path(folder, config),
+                        {"config": config, "code": code, "result": result,
+                         "provenance": provenance(config, config.get("seed"))},
+                    )
+                results[index] = result
+                if bar is not None:
+                    bar.update(1, cost=costs[index])
     finally:
         if bar is not None:
             bar.close()

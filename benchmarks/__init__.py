@@ -6,6 +6,7 @@ dict is a :func:`emergence.benchmarks.harness.compare` record.  ``emergence benc
 
 BENCHMARK_MODULES: tuple[str, ...] = (
     "emergence.benchmarks.basis_statistics",
+    "emergence.benchmarks.basis_statistics_gpu",
     "emergence.benchmarks.phase_diagram",
     "emergence.benchmarks.scaling",
     "emergence.benchmarks.training_sweeps",

@@ -1,4 +1,4 @@
-"""Benchmark: O(N T^2) basis statistics against the literal T x T x T softmax-Jacobian construction.
+r"""Benchmark: O(N T^2) basis statistics against the literal T x T x T softmax-Jacobian construction.
 
 ``run(quick)`` returns one :func:`emergence.benchmarks.harness.compare` record per (T, V): the ratio
 literal time / engine time (median, min, max over interleaved repeats on the same
@@ -16,17 +16,16 @@ the literal's 20 ms per window, so the ratio approaches about 60x from below (46
 N = 128); at V = 3000 the warm engine takes 0.12-0.16 s at N = 16-32 (mostly its fixed V x V work) against
 the literal's 0.34 s per window, about 60-70x at N = 24.
 
-Where CuPy can allocate on a GPU (:func:`emergence.numerics.backend.cupy_status`), one more record
-times the same engine on the GPU against itself on NumPy at T = 200, V = 3000, N = 4096
-(ratio = NumPy seconds / CuPy seconds, synchronised), with the GPU's throughput.
+Both sides use NumPy's BLAS on every core it may use (the rows say how many).  The same engine on a GPU:
+:mod:`emergence.benchmarks.basis_statistics_gpu`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from emergence.benchmarks.hardware_limits import cpu_cores, sides
 from emergence.benchmarks.harness import compare, peak_memory_bytes
-from emergence.numerics.backend import array_module, cupy_status
 from emergence.numerics.leading_terms.basis_reference import literal_basis_statistics
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 
@@ -46,6 +45,7 @@ def _record(context_length: int, vocab_size: int, count: int, repeats: int) -> d
         engine,
         literal,
         repeats=repeats,
+        **sides("cpu", cpu_cores(), "cpu", cpu_cores()),
     )
     record["engine_tokens_per_second"] = count * context_length / record["engine_seconds"]
     record["engine_peak_bytes"] = peak_memory_bytes(engine)
@@ -69,31 +69,4 @@ def run(quick: bool = False) -> list[dict]:
         grid = [(200, 500, 128), (200, 3000, 24)]
     else:
         grid = [(T, 500, 64) for T in (64, 128, 200)] + [(T, 3000, 16) for T in (64, 128, 200)] + [(200, 3000, 64)]
-    records = [_record(T, V, count, repeats=2 if V > 1000 else 3) for T, V, count in grid]
-    if cupy_status()[0]:
-        records.append(_gpu_record(200, 3000, 4096, repeats=3))
-    return records
-
-
-def _gpu_record(context_length: int, vocab_size: int, count: int, repeats: int) -> dict:
-    cupy = array_module("cupy")
-    windows = np.random.default_rng(0).integers(0, vocab_size, size=(count, context_length + 1))
-    on_device = cupy.asarray(windows)
-
-    def gpu():
-        basis_statistics(on_device, vocab_size, xp=cupy)
-        cupy.cuda.Stream.null.synchronize()
-
-    gpu()
-    record = compare(
-        "basis statistics CuPy vs NumPy engine",
-        f"T={context_length}, V={vocab_size}, N={count}",
-        gpu,
-        lambda: basis_statistics(windows, vocab_size),
-        repeats=repeats,
-        device=cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-    )
-    record["engine_tokens_per_second"] = count * context_length / record["engine_seconds"]
-    record["engine_bytes"] = basis_traffic_bytes(count, context_length, vocab_size)
-    record["work_counted"] = "traffic model, compared with the host's copy bandwidth (no GPU limit is measured)"
-    return record
+    return [_record(T, V, count, repeats=2 if V > 1000 else 3) for T, V, count in grid]

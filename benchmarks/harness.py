@@ -62,6 +62,15 @@ def compare(
     }
 
 
+def engine_only(name: str, size: str, engine: Callable[[], Any], repeats: int = 5, **extra: Any) -> dict[str, Any]:
+    """A row without an alternative (a size only the engine reaches): :func:`compare`'s fields, the ratios and
+    ``alternative_seconds`` ``None``; ``engine_seconds`` the median of ``repeats`` calls after one warm-up."""
+    engine()
+    return {"name": name, "size": size, "ratio_median": None, "ratio_min": None, "ratio_max": None,
+            "engine_seconds": statistics.median(best_time(engine) for _ in range(repeats)),
+            "alternative_seconds": None, **extra}
+
+
 def peak_memory_bytes(function: Callable[[], Any]) -> int:
     """Peak Python-heap allocation (tracemalloc, which NumPy reports to) during one call."""
     tracemalloc.start()
@@ -72,19 +81,32 @@ def peak_memory_bytes(function: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
+def side_text(device: str | None, cores: int | None) -> str:
+    """``2 cores``, ``1 core``, ``cuda``: where one side of a row ran (``-`` where it names none)."""
+    if device is None:
+        return "-"
+    if device == "cpu" and cores is not None:
+        return f"{cores} core" + ("s" if cores != 1 else "")
+    return device
+
+
 def format_table(records: list[dict[str, Any]]) -> str:
-    """A plain-text table: name, size, ratio median [min, max], engine and alternative seconds,
-    and the engine's fraction of the hardware limit where the row states its work."""
+    """A plain-text table: name, size, ratio median [min, max], engine and alternative seconds, where each
+    side ran (engine vs alternative), and the engine's fraction of the limit of its device where the row
+    states its work."""
     header = (
         f"{'benchmark':<34} {'size':<22} {'ratio (median [min, max])':>28} {'engine s':>10} {'alt s':>10}"
-        f" {'of limit':>9} limit"
+        f" {'engine vs alt on':>18} {'of limit':>9} limit"
     )
     lines = [header, "-" * len(header)]
     for r in records:
-        spread = f"{r['ratio_median']:.1f}x [{r['ratio_min']:.1f}, {r['ratio_max']:.1f}]"
+        spread = "-" if r["ratio_median"] is None else f"{r['ratio_median']:.1f}x [{r['ratio_min']:.1f}, {r['ratio_max']:.1f}]"
+        alternative = "-" if r["alternative_seconds"] is None else f"{r['alternative_seconds']:.4g}"
         fraction = f"{100 * r['fraction_of_limit']:.2g} %" if "fraction_of_limit" in r else "-"
+        where = (f"{side_text(r.get('engine_device'), r.get('engine_cores'))} vs "
+                 f"{side_text(r.get('alternative_device'), r.get('alternative_cores'))}")
         lines.append(
-            f"{r['name']:<34} {r['size']:<22} {spread:>28} {r['engine_seconds']:>10.4g} {r['alternative_seconds']:>10.4g}"
-            f" {fraction:>9} {r.get('limit', '')}"
+            f"{r['name']:<34} {r['size']:<22} {spread:>28} {r['engine_seconds']:>10.4g} {alternative:>10}"
+            f" {where:>18} {fraction:>9} {r.get('limit', '')}"
         )
     return "\n".join(lines)

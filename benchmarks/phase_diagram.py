@@ -5,12 +5,14 @@ vectorised multi-start Newton pass over the whole grid).  Alternative: what a no
 do with the same SymPy action, ``sympy.lambdify`` of the action and its derivative, then
 ``scipy.optimize.minimize`` (L-BFGS-B) at every P from a uniform and a copy start, keeping
 the lower minimum.  Both give the global minimum at every P; the record says how far apart.
+Both sides run on one core (element-wise NumPy; SciPy point by point).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from emergence.benchmarks.hardware_limits import sides
 from emergence.benchmarks.harness import compare
 from emergence.benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
@@ -68,6 +70,7 @@ def run(quick: bool = False) -> list[dict]:
     engine, alternative = _engine(P), _alternative(P)
     agreement = float(np.max(np.abs(engine() - alternative())))
     record = compare("copy-head softmax phase diagram", f"L={L} V={V} {points} P",
-                     engine, alternative, repeats=3, max_abs_difference_aG=agreement)
+                     engine, alternative, repeats=3, max_abs_difference_aG=agreement,
+                     **sides("cpu", 1, "cpu", 1))
     return [record | {"engine_flops": counted_kernel_operations(engine), "engine_dtype": "float64",
                       "work_counted": KERNEL_WORK}]

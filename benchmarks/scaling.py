@@ -7,12 +7,14 @@ derivatives, Newton in ``a_G`` from the uniform point 1/L and from sqrt(ln L / L
 the action difference started from P* known to 3 digits (as read off a diagram; computed
 outside the timing), without the certification of the global minimum, the fit and the
 derived-form comparison; fewer sizes in quick mode.  ``workdps`` keeps precision local.
+Both sides run on one core (mpmath and element-wise NumPy).
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from emergence.benchmarks.hardware_limits import sides
 from emergence.benchmarks.harness import compare
 from emergence.benchmarks.kernel_work import KERNEL_WORK, counted_kernel_operations
 
@@ -77,6 +79,7 @@ def run(quick: bool = False) -> list[dict]:
     """One record: certification time, engine vs mpmath-only bracketing."""
     size = "L=32..4096, 50 digits" if quick else "L=32..16384, 50 digits"
     engine = _engine(quick)
-    record = compare("scaling softmax-first-order", size, engine, _alternative(quick), repeats=1 if quick else 2)
+    record = compare("scaling softmax-first-order", size, engine, _alternative(quick), repeats=1 if quick else 2,
+                     **sides("cpu", 1, "cpu", 1))
     return [record | {"engine_flops": counted_kernel_operations(engine), "engine_dtype": "float64",
                       "work_counted": KERNEL_WORK}]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from emergence.benchmarks.hardware_limits import torch_sides
 from emergence.benchmarks.harness import compare
 from emergence.benchmarks.training_sweeps import L, TORCH_WORK, V, run_steps, step_flops, training_stepper
 from emergence.validation.copy_task.config import CopyTaskConvention
@@ -49,6 +50,7 @@ def _records(quick: bool, device: str) -> list[dict]:
         lambda: _chain(SGLD, CHAINS, steps, device),
         lambda: [_chain(SGLD, 1, steps, device) for _ in range(CHAINS)],
         repeats=repeats,
+        **torch_sides(device),
     )]
     rows[0]["chain_steps_per_second"] = CHAINS * steps / rows[0]["engine_seconds"]
     rows[0] |= {"engine_flops": steps * step_flops([P] * CHAINS, list(range(CHAINS)), CONVENTION, device, _sampler(SGLD)),
@@ -62,6 +64,7 @@ def _records(quick: bool, device: str) -> list[dict]:
             lambda: _chain(SGLD, 1, steps, device, noise_level=1.0, nbeta=1.0),
             lambda: _chain(DevinterpSGLD, 1, steps, device, noise_level=1.0, nbeta=1.0),
             repeats=repeats,
+            **torch_sides(device),
         ))
         rows[-1]["steps_per_second"] = steps / rows[-1]["engine_seconds"]
     return rows

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from emergence.benchmarks.hardware_limits import torch_sides
 from emergence.benchmarks.harness import compare
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
@@ -99,6 +100,7 @@ def _one(architecture: str, attention: str, steps: int, repeats: int, device: st
         lambda: [_train([c], [s], convention, steps, device) for c, s in zip(counts, seeds)],
         repeats=repeats,
         detail=f"8 P in {P_VALUES[0]}..{P_VALUES[-1]} x 8 seeds; ratio = runs/s batched over runs/s looped",
+        **torch_sides(device),
     )
 
 

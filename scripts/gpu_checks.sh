@@ -1,42 +1,97 @@
 #!/usr/bin/env bash
-# The one prepared GPU run (issues 5, 7 and 15), sized for a 10-minute call on one H200:
-#   0. issue 15: the compiled basis pair passes and the Dask executor (tests, and a CUDA sweep on Dask);
-#   1. benchmarks: basis statistics with CuPy vs NumPy, the batched copy-task sweep and SGLD with torch CUDA;
-#   2. validation: a softmax and a linear model-T sweep at L = 128 on the readout-marginal action.
-# Usage: scripts/gpu_checks.sh [OUT_DIR]   (default: gpu-out). Not run in CI; not yet run (no GPU lent so far).
-# Needs pip install '.[gpu,dev]' (CuPy 14, CUDA 13) and a CUDA build of torch. Writes OUT_DIR/hardware.txt (date,
-# GPU, driver, versions, seconds per part), OUT_DIR/bench_*.json and OUT_DIR/{softmax,linear}_L128.{json,png}
-# (per-point results under OUT_DIR/runs, resumable), for benchmarks/RESULTS.md and docs/validation_copy_head.md.
-set -euo pipefail
+# The one prepared GPU run (issue 28), sized for 8 minutes on one H200 with its install.
+#
+# Usage: scripts/gpu_checks.sh [OUT_DIR]   (default: gpu-out; run from the repository root).
+# Environment: PYTHON (default python3), WHEELS (a folder of wheels to install first, offline; default .whl
+# where it exists), SITE (where they go, default /tmp/site), ARCHIVE (a .tar.gz of OUT_DIR, rewritten after
+# every part: one file to bring back, e.g. $OUT/gpu-out.tar.gz on the device machine). Not run in CI. How to run it on a machine
+# without network, and what it measured: benchmarks/RESULTS.md ("GPU").
+#
+# The GPU parts come first, each under its own time limit (`timeout`; the limits below add up to
+# 460 s, plus 2 s of grace each), so a short lease still brings back the parts that matter most. After
+# every part OUT_DIR/summary.json is rewritten (name, limit, seconds, exit status, timed out) beside
+# that part's own JSON and log (OUT_DIR/NAME.log; hardware.log: date, GPU, driver, cores, torch, CuPy);
+# a part that fails or runs out of time is recorded and the next runs.
+#   install     the carried wheels (pip --no-index), when WHEELS holds any
+#   gpu_tests   the `gpu`-marked tests (only the files that hold some: fewer imports, no optional packages)
+#   {softmax,linear}_L128, basis_gpu, {softmax,linear}_L256
+#               copy-head validations (Adam, readout-marginal action, float32 on cuda; today's
+#               per-point sweep, so the grids are small) and the basis statistics on CuPy
+#               (`bench --only basis_statistics_gpu`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
+#   posterior_L32   the umbrella profile at L = 32 (CPU worker processes; few windows and draws)
+set -uo pipefail
 out="${1:-gpu-out}"
+python=${PYTHON:-python3}
+wheels=${WHEELS:-.whl}
+site=${SITE:-/tmp/site}
+archive=${ARCHIVE:-}
 mkdir -p "$out"
-python=${PYTHON:-python}
-{
+export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+started=$(date -u +"%Y-%m-%dT%H:%M:%SZ")
+: > "$out/parts.jsonl"
+
+summarise() {  # OUT/summary.json from the parts so far (written to a temporary name, then renamed)
+  {
+    printf '{"started": "%s", "parts": [\n' "$started"
+    paste -sd, "$out/parts.jsonl"
+    printf ']}\n'
+  } > "$out/summary.json.tmp" && mv "$out/summary.json.tmp" "$out/summary.json"
+  if [ -n "$archive" ]; then
+    tar czf "$archive.tmp" -C "$(dirname "$out")" "$(basename "$out")" && mv "$archive.tmp" "$archive"
+  fi
+}
+
+part() {  # part NAME LIMIT_S COMMAND...: run it under `timeout`, log to OUT/NAME.log, record it
+  local name=$1 limit=$2 start status milliseconds timed_out=false
+  shift 2
+  start=$(date +%s%N)
+  timeout --kill-after=2 "$limit" bash -c '"$@"' "$name" "$@" > "$out/$name.log" 2>&1
+  status=$?
+  milliseconds=$(( ($(date +%s%N) - start) / 1000000 ))
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then timed_out=true; fi
+  printf '{"part": "%s", "limit_s": %s, "seconds": %d.%03d, "exit": %s, "timed_out": %s, "log": "%s.log"}\n' \
+    "$name" "$limit" $((milliseconds / 1000)) $((milliseconds % 1000)) "$status" "$timed_out" "$name" >> "$out/parts.jsonl"
+  summarise
+  echo "$name: exit $status after $((milliseconds / 1000)) s (limit $limit s)"
+}
+
+hardware() {
   date -u +"%Y-%m-%dT%H:%M:%SZ"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  nproc
   "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
   "$python" -c "import cupy; print('cupy', cupy.__version__)"
-} > "$out/hardware.txt"
-timed() {
-  local name=$1; shift
-  local start
-  start=$(date +%s)
-  "$@"
-  echo "$name seconds $(( $(date +%s) - start ))" >> "$out/hardware.txt"
 }
-# issue 15: the compiled (Numba) pair passes against NumPy, and sweeps on a 2-worker Dask LocalCluster
-# (the CPU must-show tests, then one small CUDA sweep through Dask workers sharing the one GPU)
-timed "compiled basis tests" "$python" -m pytest -q -p no:logging tests/test_compiled_pair_pass.py
-timed "dask executor tests" "$python" -m pytest -q -p no:logging tests/test_dask_executor.py
-timed "dask sweep cuda" "$python" -m emergence validate copy-head --attention softmax --L 32 --V 8 \
-  --P-grid geom:8:1024:4 --seeds 1 --steps 500 --device cuda --executor dask --workers 2 \
-  --out "$out/runs/dask_softmax_L32" --json "$out/dask_softmax_L32.json"
-for part in basis_statistics training_sweeps sgld; do
-  timed "bench $part" "$python" -m emergence bench --only "$part" --json "$out/bench_$part.json"
-done
-timed "softmax L=128" "$python" -m emergence validate copy-head --attention softmax --optimizer adam --objective marginal \
-  --L 128 --V 8 --P-grid geom:512:8192:7 --seeds 1 --steps 2000 --device cuda --dtype float32 \
-  --out "$out/runs/softmax_L128" --json "$out/softmax_L128.json" --plot "$out/softmax_L128.png"
-timed "linear L=128" "$python" -m emergence validate copy-head --attention linear --optimizer adam --objective marginal \
-  --L 128 --V 8 --P-grid geom:16:16384:9 --seeds 1 --steps 2000 --device cuda --dtype float32 \
-  --out "$out/runs/linear_L128" --json "$out/linear_L128.json" --plot "$out/linear_L128.png"
+
+install() {  # the carried wheels, offline, into SITE (ahead of the image's packages)
+  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" "$wheels"/*.whl
+}
+
+copy_head() {  # copy_head NAME ATTENTION L P_GRID STEPS: one validation, its JSON and plot in OUT
+  "$python" -m emergence validate copy-head --attention "$2" --optimizer adam --objective marginal \
+    --L "$3" --V 8 --P-grid "$4" --seeds 1 --steps "$5" --bisect 0 --device cuda --dtype float32 \
+    --out "$out/runs/$1" --json "$out/$1.json" --plot "$out/$1.png"
+}
+
+export out python wheels site
+export -f hardware install copy_head  # parts run under `timeout`, in a child bash
+part hardware 10 hardware
+if compgen -G "$wheels/*.whl" > /dev/null; then
+  part install 35 install
+  export PYTHONPATH="$site:$PYTHONPATH"
+fi
+# GPU parts, most wanted first.  Grids around the theory (V = 8): the softmax saddle's P* is 5895 at L = 128 and
+# 14234 at L = 256; the linear P1 about 103, its crossover 4760 and 13195.  Sized for today's sweep, one point
+# after another at about 10 ms per Adam step on the H200 (issue 28), so few points and steps.  At L = 256 model T's
+# (P, L, L) design is estimated at 127 GiB for P = 15 500: the budget is raised to the GPU's memory there.
+part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-collection-errors -m gpu \
+  $(grep -l "pytest.mark.gpu" tests/*.py)
+part softmax_L128 50 copy_head softmax_L128 softmax 128 geom:2000:18000:4 800
+part linear_L128 50 copy_head linear_L128 linear 128 geom:32:16384:5 800
+part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics_gpu --json "$out/basis_gpu.json"
+part softmax_L256 50 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head softmax_L256 softmax 256 8000,11000,15500 500'
+part linear_L256 40 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head linear_L256 linear 256 32,250,2000,15500 500'
+# CPU part: the posterior profile at L = 32 around its theory's P* (1821), worker processes on every core
+part posterior_L32 110 "$python" -m emergence validate posterior --attention softmax --method umbrella \
+  --L 32 --V 4 --P-grid 1500,2200 --windows 0.05,0.2,0.35,0.5,0.65 --chains 2 --warmup 10 --draws 20 \
+  --leapfrog 6 --theory-draws 1000 --out "$out/runs/posterior_L32" --json "$out/posterior_L32.json"

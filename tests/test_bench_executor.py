@@ -19,9 +19,9 @@ def test_bench_points_run_on_an_executor(monkeypatch, capsys, tmp_path):
     out = tmp_path / "bench.json"
     assert main(["bench", "--quick", "--executor", "local", "--json", str(out)]) == 0
     document = json.loads(out.read_text())
-    limits = document["hardware_limits"]["emergence.benchmarks.fake_rows"]
+    limits = document["hardware_limits"]["emergence.benchmarks.fake_rows"]["cpu"]
     (row,) = document["records"]
-    assert row["size"] == "quick=True" and row["limit"] == "copy bandwidth"
+    assert row["size"] == "quick=True" and row["limit"] == f"copy bandwidth, {limits['name']}"
     # exact by design: the same IEEE division of the same operands (1e9 / 0.5 = 2e9 exactly)
     assert row["fraction_of_limit"] == 2e9 / limits["copy_bytes_per_second"]
     assert "fake" in capsys.readouterr().out

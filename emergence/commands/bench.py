@@ -38,35 +38,12 @@ def _import_benchmarks():
 
 
 def run(args) -> int:
-    import importlib
-
     _import_benchmarks()
-    from emergence.benchmarks import BENCHMARK_MODULES
-    from emergence.benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
-    from emergence.benchmarks.harness import format_table
     from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.benchmarks.harness import format_table
+    from emergence.benchmarks.suite import chosen_modules, run_suite
 
-    chosen = [dotted for dotted in BENCHMARK_MODULES if not args.only or args.only in dotted]
-    if not chosen:
-        from emergence.base.errors import EmergenceError
-
-        raise EmergenceError(f"--only {args.only!r} matches no benchmark; choose a part of "
-                             + ", ".join(dotted.rsplit(".", 1)[-1] for dotted in BENCHMARK_MODULES))
-    if args.executor is None:
-        print("measuring the hardware limits (matmul FLOP/s, copy GB/s) ...", file=sys.stderr)
-        limits = measure_hardware_limits(quick=args.quick)
-        records = []
-        for dotted in chosen:
-            print(f"running {dotted} ...", file=sys.stderr)
-            records.extend(with_fraction_of_limit(r, limits) for r in importlib.import_module(dotted).run(quick=args.quick))
-    else:
-        from emergence.base.executors import sweep_executor
-
-        executor = sweep_executor(args.executor, args.workers)
-        points = [{"module": dotted, "quick": args.quick} for dotted in chosen]
-        finished = dict(executor.map_unordered(benchmark_point, points))
-        limits = {chosen[i]: finished[i]["hardware_limits"] for i in sorted(finished)}
-        records = [record for i in sorted(finished) for record in finished[i]["records"]]
+    limits, records = run_suite(chosen_modules(args.only), args.quick, args.executor, args.workers)
     print(format_table(records), file=sys.stderr if args.json == "-" else sys.stdout)
     if args.json:
         document = {"hardware_limits": limits, "records": records, "provenance": provenance({"quick": args.quick, "only": args.only}, seed=None)}
@@ -75,16 +52,3 @@ def run(args) -> int:
         else:
             write_json_atomic(args.json, document)
     return 0
-
-
-def benchmark_point(config: dict) -> dict:
-    """One benchmark module on the machine that runs this point: ``{"hardware_limits", "records"}``
-    (records with their fraction of that machine's limits)."""
-    import importlib
-
-    _import_benchmarks()
-    from emergence.benchmarks.hardware_limits import measure_hardware_limits, with_fraction_of_limit
-
-    limits = measure_hardware_limits(quick=config["quick"])
-    records = importlib.import_module(config["module"]).run(quick=config["quick"])
-    return {"hardware_limits": limits, "records": [with_fraction_of_limit(r, limits) for r in records]}
