@@ -41,7 +41,7 @@ PROFILE_POINTS = 24
 PROFILE_RANGE = (0.02, 0.9)
 
 
-IMPORTANCE_DRAWS = 2000
+IMPORTANCE_DRAWS = 8000
 """Draws of the theory's trial per mode for the importance-sampled diagnosis (posterior_diagnosis)."""
 
 
