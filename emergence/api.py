@@ -11,6 +11,7 @@ function                       computes                                     reco
 :func:`predict_weights`        leading-term weights after ``steps`` steps   :class:`~emergence.records.LeadingWeights`
 :func:`validate_copy_head`     trained copy-task models vs the theory       :class:`~emergence.records.CopyHeadValidation`
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
+:func:`checkpoints`            saved checkpoints vs the leading terms       :class:`~emergence.records.CheckpointComparison`
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
@@ -247,6 +248,64 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
     result["provenance"] = provenance(result["config"], options.get("seed", 0))
     return LeadingTermValidation.from_dict(result)
+
+
+def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str | None = None,
+                top_k: int | None = None, T: int = 64, separator: str = "auto", seed: int = 0,
+                tokenizer: str | None = None, permutations: int = 8, k0: int | None = None,
+                forward_windows: int | None = 256):
+    r"""Score local GPT-2 / GPT-NeoX checkpoints (``save_pretrained`` folders, in schedule order) against the
+    leading terms: per checkpoint, layer and head the Gram metric and the weight metric of each token-space
+    map, with the frequency and random-init baselines, the rank > ``k0`` and top-component-removed variants,
+    the noise level over ``permutations`` token relabelings, the excess and the verdict
+    (:mod:`emergence.validation.leading_terms.checkpoint_comparison`).
+
+    The statistics come from ``corpus`` (tokenized once with ``tokenizer``, default the ``tokenizer.json``
+    beside the checkpoints; ``top_k`` real tokens plus ``<unk>``, default 500) or from a ``basis`` .npz
+    (``stats``, computed with the same tokenizer); the hidden states need ``corpus``.  Memory is estimated
+    before the statistics and before each checkpoint is loaded (over the budget: :class:`InvalidSizeError`)."""
+    from pathlib import Path
+
+    from emergence.base.errors import EmergenceError, InvalidSizeError
+    from emergence.base.io import provenance
+    from emergence.numerics.corpus.subword import load_tokenizer_file
+    from emergence.numerics.corpus.tokenizers import display_tokens
+    from emergence.records import CheckpointComparison
+    from emergence.validation.leading_terms import checkpoint_comparison as comparison
+    from emergence.validation.leading_terms.checkpoints import find_tokenizer, leading_term_targets
+
+    if corpus is None and stats is None:
+        raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
+    if top_k is not None and (top_k < 2 or stats is not None):
+        raise (InvalidSizeError(f"--top-k must be at least 2, got {top_k}") if top_k < 2 else
+               EmergenceError("--top-k is the K of the --stats file; compute the file with basis --vocab K instead"))
+    if permutations < 2:
+        raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
+    tokenizer_path = Path(tokenizer) if tokenizer is not None else find_tokenizer(paths)
+    loaded_tokenizer = load_tokenizer_file(tokenizer_path)
+    settings = comparison.ComparisonSettings(permutations, k0, seed, forward_windows)
+    source = comparison.statistics_source(paths, corpus, None if stats is None else Path(stats),
+                                          top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer)
+    keep = len(source.tokens) - 1
+    token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
+    targets = leading_term_targets(source.bigram, source.context, source.key_query, keep)
+    references = comparison.build_references(targets, comparison.target_frequencies(source.bigram, keep), settings)
+    del targets
+    windows = comparison.forward_windows(source.windows, settings)
+    scored = list(comparison.compare_checkpoints(paths, token_ids, references, windows, settings))
+    config = {"checkpoints": [str(p) for p in paths], "corpus": corpus, "stats": None if stats is None else str(stats),
+              "top_k": keep, "T": source.T, "separator": separator, "tokenizer": str(tokenizer_path)}
+    return CheckpointComparison(
+        top_k=keep, T=source.T, N=source.N, tokenizer=str(tokenizer_path),
+        tokens=list(display_tokens(loaded_tokenizer, source.tokens[:keep])), tokens_raw=list(source.tokens[:keep]),
+        settings={"permutations": permutations, "k0": references["bigram", "weight"].k0, "seed": seed,
+                  "forward_windows": None if windows is None else len(windows),
+                  "windows_available": None if source.windows is None else len(source.windows)},
+        checkpoints=scored, provenance=provenance(config, seed if corpus == "synthetic" else None))
+
+
+DEFAULT_CHECKPOINT_TOP_K = 500
+"""``checkpoints``' K when neither ``top_k`` nor a statistics file gives one."""
 
 
 POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")

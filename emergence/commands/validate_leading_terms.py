@@ -17,7 +17,7 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, seed
+    from emergence.commands._checks import PLOT_FORMATS, count_or_all, integer, output_file, seed
 
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
@@ -29,7 +29,7 @@ def add_arguments(parser):
     parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
     parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="keep the K most frequent tokens (default: all, at most 500), plus <unk> under --oov unk")
     parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
-    parser.add_argument("--max-sequences", type=_window_count, default=64, metavar="N|all",
+    parser.add_argument("--max-sequences", type=count_or_all, default=64, metavar="N|all",
                         help="train on at most N of the corpus's windows, drawn at random with --seed (default 64); "
                              "all: every window. The output states how many the corpus had")
     parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
@@ -51,13 +51,6 @@ def _learning_rate(text: str) -> float | None:
     from emergence.commands._checks import learning_rate
 
     return None if text == "auto" else learning_rate(text)
-
-
-def _window_count(text: str) -> int | None:
-    """A positive window count, or ``all`` (None: every window)."""
-    from emergence.commands._checks import integer
-
-    return None if text == "all" else integer(1)(text)
 
 
 def _format(value) -> str:
