@@ -272,7 +272,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     from emergence.numerics.corpus.tokenizers import display_tokens
     from emergence.records import CheckpointComparison
     from emergence.validation.leading_terms import checkpoint_comparison as comparison
-    from emergence.validation.leading_terms.checkpoints import find_tokenizer, leading_term_targets
+    from emergence.validation.leading_terms.checkpoints import checkpoint_config, find_tokenizer, leading_term_targets
 
     if corpus is None and stats is None:
         raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
@@ -282,6 +282,8 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     if permutations < 2:
         raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
     tokenizer_path = Path(tokenizer) if tokenizer is not None else find_tokenizer(paths)
+    for path in paths:
+        checkpoint_config(path)  # every folder is a saved model, before anything is read
     loaded_tokenizer = load_tokenizer_file(tokenizer_path)
     settings = comparison.ComparisonSettings(permutations, k0, seed, forward_windows)
     source = comparison.statistics_source(paths, corpus, None if stats is None else Path(stats),

@@ -220,7 +220,7 @@ def file_source(path: Path, checkpoints: Sequence[str | Path]) -> StatisticsSour
 
 
 REFERENCE_KxK_ARRAYS = 18
-"""K x K float64 arrays a run holds besides the checkpoint's: \bar B, \bar\Phi, \bar Q, the four
+r"""K x K float64 arrays a run holds besides the checkpoint's: \bar B, \bar\Phi, \bar Q, the four
 theory matrices, and for the seven (theory matrix, metric) pairs of :data:`COMPARISONS` the
 representations (a Gram and a deflated Gram for each of the three gram pairs, a deflated matrix for
 each of the four weight pairs), one spare."""

@@ -1,0 +1,69 @@
+"""The Gram and weight metrics, their frequency baseline by power sums, and a verdict that fails on frequency alone."""
+
+import numpy as np
+import pytest
+
+from emergence.numerics.leading_terms import token_metrics as tm
+
+K = 80
+
+
+def _zipf(keep=K):
+    p = 1.0 / np.arange(1, keep + 1)
+    return p / p.sum()
+
+
+def _theory(seed=0):
+    """A K x K matrix with token structure beyond frequency: p p^T plus a rank-4 random part."""
+    rng = np.random.default_rng(seed)
+    p = _zipf()
+    return 3 * np.outer(p, p) + rng.standard_normal((K, 4)) @ rng.standard_normal((4, K)) / K
+
+
+def test_frequency_baselines_from_sums_equal_the_explicit_outer_product():
+    rng = np.random.default_rng(1)
+    p, a = _zipf(), rng.standard_normal((K, K))
+    gram = tm.row_normalised_gram(a)
+    outer = np.outer(p, p)
+    # sums of K^2 products of order-1 terms: 64 rounding units of 1
+    assert abs(tm.offdiagonal_correlation_with_outer(gram, p) - tm.offdiagonal_correlation(gram, outer)) <= 64 * 2.0**-52
+    assert abs(tm.cosine_with_outer(a, p) - tm.frobenius_cosine(a, outer)) <= 64 * 2.0**-52
+    assert np.allclose(np.diag(gram), 1.0, rtol=0, atol=8 * 2.0**-52)
+
+
+def test_top_component_removed_leaves_the_rest_of_the_spectrum():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((K, 30))
+    s = np.linalg.svd(a, compute_uv=False)
+    assert np.allclose(np.linalg.svd(tm.without_top_component(a), compute_uv=False)[:-1], s[1:], rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("metric", tm.METRICS)
+def test_planted_structure_passes_and_frequency_alone_fails(metric):
+    """A model whose map is the theory plus noise passes; one whose map is p p^T (what a unigram-only model learns)
+    plus the same noise fails, as does a random map; without a random-init baseline nothing passes."""
+    rng = np.random.default_rng(3)
+    theory, p = _theory(), _zipf()
+    reference = tm.Reference.build(metric, theory, p, k0=20, permutations=16, seed=0)
+    random_map = rng.standard_normal((K, K)) * np.std(theory)
+    random_values = reference.values(random_map)
+    noise = 0.3 * np.std(theory) * rng.standard_normal((K, K))
+    planted = reference.score(theory + noise, random_values)
+    frequency_only = reference.score(3 * np.outer(p, p) + noise, random_values)
+    assert planted["passes"], planted["reason"]
+    assert planted["excess"] > tm.NOISE_MULTIPLE * planted["noise"] > 0
+    assert not frequency_only["passes"] and "within" in frequency_only["reason"]
+    assert not reference.score(random_map, random_values)["passes"]
+    missing = reference.score(theory + noise, None)
+    assert not missing["passes"] and missing["reason"] == "no random-init baseline"
+    for variant in ("rank_above_k0", "top_component_removed"):
+        assert set(planted[variant]) == {"value", "baselines", "strongest_baseline", "excess", "noise"}
+
+
+def test_excess_is_over_the_baselines_size():
+    """A model anti-aligned with p p^T is as frequency-bound as an aligned one: the excess subtracts |baseline|."""
+    theory, p = _theory(), _zipf()
+    reference = tm.Reference.build("weight", theory, p, k0=20, permutations=4)
+    scored = reference.score(-5 * np.outer(p, p) + theory / 10, {v: 0.0 for v in tm.VARIANTS})
+    assert scored["baselines"]["frequency"] < -0.5
+    assert scored["excess"] == scored["value"] - abs(scored["baselines"]["frequency"])  # one subtraction, exact
