@@ -12,6 +12,7 @@ function                       computes                                     reco
 :func:`validate_copy_head`     trained copy-task models vs the theory       :class:`~emergence.records.CopyHeadValidation`
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
 :func:`checkpoints`            saved checkpoints vs the leading terms       :class:`~emergence.records.CheckpointComparison`
+:func:`associate`              nearest tokens of query words                :class:`~emergence.records.Associations`
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
@@ -248,6 +249,43 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
     result["provenance"] = provenance(result["config"], options.get("seed", 0))
     return LeadingTermValidation.from_dict(result)
+
+
+def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: str = "none",
+              min_count: int | None = None, **corpus_options):
+    r"""The ``top`` nearest tokens of each query word under \bar B, \Sigma_{\bar B} (``normalize``: ``none``,
+    ``cosine`` or ``pmi``, listing only tokens seen ``min_count`` times as targets, default 10) and \bar\Phi
+    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``corpus_options`` are
+    :func:`basis`'s.  A query that is no vocabulary token gets ``{"error": cause}``; all of them: an error."""
+    from emergence.base.errors import EmergenceError, InvalidSizeError
+    from emergence.base.io import provenance
+    from emergence.numerics.corpus.queries import query_token
+    from emergence.numerics.leading_terms.associations import DEFAULT_MIN_COUNT, input_frequency, top_association_scores
+    from emergence.records import Associations
+
+    if top < 1:
+        raise InvalidSizeError(f"--top must be at least 1, got {top}")
+    min_count = DEFAULT_MIN_COUNT if min_count is None else min_count
+    record = basis(corpus, **corpus_options)
+    loaded, stats = record.corpus, record.statistics
+    readable = dict(zip(loaded.vocabulary.tokens, loaded.readable_tokens))
+    frequency = input_frequency(loaded.inputs, loaded.vocabulary.size)
+    result: dict[str, dict] = {}
+    for word in queries:
+        try:
+            token = query_token(loaded, word)
+        except EmergenceError as error:
+            result[word] = {"error": str(error)}
+            continue
+        scores = top_association_scores(stats, loaded.vocabulary.tokens, token, top, normalize, frequency, min_count)
+        result[word] = {"token": readable[token], **{kind: [readable[t] for t, _ in pairs] for kind, pairs in scores.items()},
+                        "scores": {kind: [score for _, score in pairs] for kind, pairs in scores.items()}}
+    if all("error" in entry for entry in result.values()):
+        raise EmergenceError("; ".join(entry["error"] for entry in result.values()))
+    config = {**record.config, "query": list(queries), "top": top, "normalize": normalize, "min_count": min_count}
+    return Associations(queries=result, V=loaded.vocabulary.size, T=loaded.context_length, N=loaded.num_sequences,
+                        normalize=normalize, min_count=min_count, config=config,
+                        provenance=provenance(config, corpus_options.get("seed", 0) if corpus == "synthetic" else None))
 
 
 def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str | None = None,

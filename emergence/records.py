@@ -299,3 +299,20 @@ class CheckpointComparison(Record):
     checkpoints: list
     provenance: dict | None = None
     details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Associations(Record):
+    r"""Nearest tokens of each query under the bigram, interchangeability and context statistics:
+    ``queries`` maps each query word to ``{token, bigram, interchangeability, context, scores}`` (readable
+    tokens), or to ``{error}`` when it is no vocabulary token; ``V``, ``T``, ``N`` of the corpus."""
+
+    queries: dict
+    V: int
+    T: int
+    N: int
+    normalize: str
+    min_count: int
+    config: dict
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
