@@ -328,7 +328,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
                                           top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer)
     keep = len(source.tokens) - 1
     token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
-    targets = leading_term_targets(source.bigram, source.context, source.key_query, keep)
+    targets = leading_term_targets(source.bigram, source.context, source.key_query, keep, source.positional)
     references = comparison.build_references(targets, comparison.target_frequencies(source.bigram, keep), settings)
     del targets
     windows = comparison.forward_windows(source.windows, settings)

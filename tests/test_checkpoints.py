@@ -16,7 +16,7 @@ from emergence.cli import main  # noqa: E402
 from emergence.numerics.corpus.documents import corpus_documents  # noqa: E402
 from emergence.numerics.corpus.subword import train_bpe  # noqa: E402
 from emergence.validation.leading_terms.checkpoint_comparison import NO_FORWARD  # noqa: E402
-from emergence.validation.leading_terms.checkpoints import attention_heads  # noqa: E402
+from emergence.validation.leading_terms.checkpoints import attention_heads, position_reason  # noqa: E402
 
 WIDTH, LAYERS, HEADS, T = 32, 2, 2, 32
 
@@ -325,7 +325,14 @@ def test_gram_and_weight_metrics_with_baselines_fail_a_unigram_only_model(tinyst
             assert set(score) == SCORE_KEYS, (where, name, metric)
             assert set(score["baselines"]) == {"frequency", "random_init"}
             assert all(np.isfinite(v) for v in (score["value"], score["excess"], score["noise"], *score["baselines"].values()))
+        for layer in checkpoint["layers"]:  # Delta against the learned positions: GPT-2 only, NeoX says why not
+            positional = layer["positional"]["weight"]
+            if family == "gpt2":
+                assert {"value", "excess", "noise"} <= set(positional) and set(positional["baselines"]) == {"random_init"}
+            else:
+                assert positional == {"passes": False, "reason": position_reason(_model(family, 40), T)}
     assert not any(score["passes"] for *_, score in _scores(control)), family
+    assert not any(layer["positional"]["weight"]["passes"] for layer in control["layers"])
     layer0 = trained_record["layers"][0]["hidden_bigram"]["gram"]
     assert layer0["noise"] > 0 and layer0["passes"], layer0
     assert layer0["top_component_removed"]["excess"] > 3 * layer0["top_component_removed"]["noise"]

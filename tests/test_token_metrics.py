@@ -67,3 +67,31 @@ def test_excess_is_over_the_baselines_size():
     scored = reference.score(-5 * np.outer(p, p) + theory / 10, {v: 0.0 for v in tm.VARIANTS})
     assert scored["baselines"]["frequency"] < -0.5
     assert scored["excess"] == scored["value"] - abs(scored["baselines"]["frequency"])  # one subtraction, exact
+
+
+def test_lag_profile_is_the_deltas_construction_by_loops():
+    """D_d = sum_{t >= d} (1/t)(S_{t,t-d} - mean_{k<=t} S_{tk}), t 1-based, against explicit loops."""
+    from emergence.numerics.leading_terms.positions import lag_profile
+
+    rng = np.random.default_rng(4)
+    scores = rng.standard_normal((12, 12))
+    expected = np.zeros(12)
+    for t in range(1, 13):
+        row = scores[t - 1, :t]
+        for tau in range(1, t + 1):
+            expected[t - tau] += (row[tau - 1] - row.mean()) / t
+    assert np.allclose(lag_profile(scores), expected, rtol=0, atol=32 * 2.0**-52)
+    assert abs(lag_profile(scores).sum()) <= 32 * 2.0**-52  # centred per query: the lags sum to zero, as Delta does
+
+
+def test_position_verdict_passes_a_planted_profile_and_fails_a_random_one():
+    from emergence.numerics.leading_terms.positions import PositionReference
+
+    delta = np.exp(-np.arange(32) / 4.0)
+    delta -= delta.mean()
+    reference = PositionReference.build(delta, permutations=16)
+    random_profile = np.random.default_rng(5).standard_normal(32)
+    baseline = reference.values(random_profile)
+    assert reference.score(delta + 0.05 * random_profile, baseline)["passes"]
+    assert not reference.score(random_profile, baseline)["passes"]
+    assert reference.score(delta, None)["reason"] == "no random-init baseline"

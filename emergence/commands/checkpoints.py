@@ -58,11 +58,14 @@ def _score_text(score: dict) -> str:
     """One metric's number beside its baselines, excess, noise and verdict."""
     if "value" not in score:
         return f"FAIL ({score['reason']})"
-    baselines = score["baselines"]
-    removed = score["top_component_removed"]
-    return (f"{score['value']:+.3f} (freq {baselines['frequency']:+.3f}, random {baselines['random_init']:+.3f}; "
-            f"excess {score['excess']:+.3f} +- {score['noise']:.3f}; top removed {removed['excess']:+.3f} "
-            f"+- {removed['noise']:.3f}) {'pass' if score['passes'] else 'FAIL'}")
+    if "excess" not in score:
+        return f"{score['value']:+.3f} FAIL ({score['reason']})"
+    baselines = ", ".join(f"{'freq' if name == 'frequency' else 'random'} {value:+.3f}"
+                          for name, value in score["baselines"].items())
+    removed = score.get("top_component_removed")
+    deflated = "" if removed is None else f"; top removed {removed['excess']:+.3f} +- {removed['noise']:.3f}"
+    return (f"{score['value']:+.3f} ({baselines}; excess {score['excess']:+.3f} +- {score['noise']:.3f}{deflated}) "
+            f"{'pass' if score['passes'] else 'FAIL'}")
 
 
 def _print_scores(label: str, entry: dict, names) -> None:
@@ -76,7 +79,7 @@ def _print_checkpoint(checkpoint: dict) -> None:
     _print_scores("direct", checkpoint, ("direct",))
     for layer in checkpoint["layers"]:
         _print_scores(f"layer {layer['layer']}", layer,
-                      ("hidden_bigram", "hidden_value", "key_query", "value", "value_output"))
+                      ("hidden_bigram", "hidden_value", "key_query", "value", "value_output", "positional"))
         passing = {f"{name} {metric}": sum(h[name][metric]["passes"] for h in layer["heads"])
                    for name in ("key_query", "value") for metric in ("gram", "weight")}
         print(f"  {'':<8} heads passing (of {len(layer['heads'])}): "

@@ -32,6 +32,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from emergence.numerics.leading_terms.positions import PositionReference
 from emergence.numerics.leading_terms.token_metrics import METRICS, Reference, default_k0
 
 COMPARISONS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
@@ -39,6 +40,7 @@ COMPARISONS: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
     "key_query": (("key_query", "key_query", METRICS),),
     "value": (("value", "value", METRICS), ("value_output", "value_output", ("weight",))),
     "hidden": (("hidden_bigram", "bigram", ("gram",)), ("hidden_value", "value", ("gram",))),
+    "positional": (("positional", "positional", ("weight",)),),
 }
 """Per kind of map (:func:`~emergence.validation.leading_terms.checkpoints.token_space_maps`): the
 reported name, the theory matrix of :func:`~emergence.validation.leading_terms.checkpoints.leading_term_targets`
@@ -69,8 +71,13 @@ def build_references(targets: dict[str, np.ndarray], frequency: np.ndarray, sett
     keep = len(frequency)
     k0 = default_k0(keep) if settings.k0 is None else settings.k0
     needed = {(target, metric) for rows in COMPARISONS.values() for _, target, metrics in rows for metric in metrics}
-    return {(target, metric): Reference.build(metric, targets[target], frequency, k0, settings.permutations, settings.seed)
-            for target, metric in sorted(needed)}
+    references: dict = {(target, metric): Reference.build(metric, targets[target], frequency, k0, settings.permutations,
+                                                          settings.seed)
+                        for target, metric in sorted(needed) if target != "positional"}
+    if "positional" in targets:
+        references["positional", "weight"] = PositionReference.build(targets["positional"], settings.permutations,
+                                                                     settings.seed)
+    return references
 
 
 def forward_windows(windows: np.ndarray | None, settings: ComparisonSettings) -> np.ndarray | None:
@@ -81,11 +88,12 @@ def forward_windows(windows: np.ndarray | None, settings: ComparisonSettings) ->
     return np.asarray(windows)[np.sort(chosen)]
 
 
-def _maps(model, token_ids, windows):
+def _maps(model, token_ids, windows, references):
     from emergence.validation.leading_terms.checkpoints import mean_hidden_states, token_space_maps
 
     hidden = None if windows is None else mean_hidden_states(model, windows, token_ids)
-    return token_space_maps(model, token_ids, hidden)
+    positional = references.get(("positional", "weight"))
+    return token_space_maps(model, token_ids, hidden, None if positional is None else len(positional.delta))
 
 
 def random_values(path: str | Path, token_ids, references, windows, seed: int) -> dict:
@@ -97,7 +105,7 @@ def random_values(path: str | Path, token_ids, references, windows, seed: int) -
 
     model = random_model(path, seed)
     values: dict = {}
-    for location, kind, matrix in _maps(model, token_ids, windows):
+    for location, kind, matrix in _maps(model, token_ids, windows, references):
         values.setdefault(location, {}).update(
             {name: {metric: references[target, metric].values(matrix) for metric in metrics}
              for name, target, metrics in COMPARISONS[kind]})
@@ -124,16 +132,23 @@ def score_model(model, token_ids, references, random: dict | None, windows) -> d
     """``{"direct": ..., "layers": [{"layer", <name>: {metric: score}, "heads": [...]}]}`` of one model;
     without ``windows`` the hidden-state comparisons fail with the reason."""
     record: dict = {"layers": []}
-    for location, kind, matrix in _maps(model, token_ids, windows):
+    for location, kind, matrix in _maps(model, token_ids, windows, references):
         baseline = None if random is None else random[location]
         _place(record, location).update(
             {name: {metric: references[target, metric].score(matrix, None if baseline is None else baseline[name][metric])
                     for metric in metrics} for name, target, metrics in COMPARISONS[kind]})
-    if windows is None:
+    for kind, reason in (("hidden", NO_FORWARD), ("positional", _position_reason(model, references))):
         for layer in record["layers"]:
-            layer.update({name: {metric: {"passes": False, "reason": NO_FORWARD} for metric in metrics}
-                          for name, _, metrics in COMPARISONS["hidden"]})
+            for name, _, metrics in COMPARISONS[kind]:
+                layer.setdefault(name, {metric: {"passes": False, "reason": reason} for metric in metrics})
     return record
+
+
+def _position_reason(model, references) -> str:
+    from emergence.validation.leading_terms.checkpoints import position_reason
+
+    positional = references.get(("positional", "weight"))
+    return position_reason(model, None if positional is None else len(positional.delta))
 
 
 def compare_checkpoints(paths: Sequence[str | Path], token_ids: Sequence[int], references: dict,
@@ -169,12 +184,13 @@ def compare_checkpoints(paths: Sequence[str | Path], token_ids: Sequence[int], r
 
 @dataclass(frozen=True)
 class StatisticsSource:
-    r"""The theory side of a comparison: \bar B, \bar\Phi, \bar Q over the K tokens plus ``<unk>``,
+    r"""The theory side of a comparison: \bar B, \bar\Phi, \bar Q over the K tokens plus ``<unk>``, \Delta (T,),
     the tokens (tokenizer spelling), T, N and the corpus's (N, T + 1) id windows (``None`` from a file alone)."""
 
     bigram: np.ndarray
     context: np.ndarray
     key_query: np.ndarray
+    positional: np.ndarray
     tokens: tuple[str, ...]
     T: int
     N: int
@@ -194,7 +210,7 @@ def corpus_source(corpus: str, tokenizer, top_k: int, T: int, separator: str, se
 
     loaded = _id_corpus(corpus, tokenizer, top_k, T, separator, seed)
     stats = basis_statistics(loaded.sequences, loaded.vocabulary.size, include_interchangeability=False)
-    return StatisticsSource(stats.bigram, stats.context, stats.key_query, loaded.vocabulary.tokens,
+    return StatisticsSource(stats.bigram, stats.context, stats.key_query, stats.positional, loaded.vocabulary.tokens,
                             loaded.context_length, loaded.num_sequences, loaded.ids)
 
 
@@ -211,11 +227,11 @@ def file_source(path: Path, checkpoints: Sequence[str | Path]) -> StatisticsSour
             check_memory(path.stat().st_size + REFERENCE_KxK_ARRAYS * 8 * keep**2
                          + max(checkpoint_bytes(p, keep) for p in checkpoints),
                          "checkpoints", "compute the statistics with a smaller basis --vocab")
-            arrays = {name: data[name] for name in ("B", "Phi", "Q", "vocab_raw", "T", "N")}
+            arrays = {name: data[name] for name in ("B", "Phi", "Q", "Delta", "vocab_raw", "T", "N")}
     except (OSError, ValueError, KeyError) as error:
-        raise EmergenceError(f"--stats {str(path)!r} is not a basis .npz with B, Phi, Q, vocab_raw, T, N "
+        raise EmergenceError(f"--stats {str(path)!r} is not a basis .npz with B, Phi, Q, Delta, vocab_raw, T, N "
                              f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
-    return StatisticsSource(arrays["B"], arrays["Phi"], arrays["Q"], tuple(map(str, arrays["vocab_raw"])),
+    return StatisticsSource(arrays["B"], arrays["Phi"], arrays["Q"], arrays["Delta"], tuple(map(str, arrays["vocab_raw"])),
                             int(arrays["T"]), int(arrays["N"]), None)
 
 

@@ -187,13 +187,16 @@ def find_tokenizer(checkpoints: Sequence[str | Path]) -> Path:
     raise EmergenceError(f"no tokenizer.json in {str(first)!r} or its parent; save the corpus tokenizer beside the checkpoints")
 
 
-def leading_term_targets(bigram: np.ndarray, context: np.ndarray, key_query: np.ndarray, keep: int) -> dict[str, np.ndarray]:
+def leading_term_targets(bigram: np.ndarray, context: np.ndarray, key_query: np.ndarray, keep: int,
+                         positional: np.ndarray | None = None) -> dict[str, np.ndarray]:
     r"""The leading-term matrices restricted to the first ``keep`` tokens (``<unk>`` dropped): \bar B,
-    \bar\Phi^\top\bar B^\top, \bar\Phi^\top\bar B^\top\bar B and \bar Q, from the V x V \bar B, \bar\Phi, \bar Q."""
+    \bar\Phi^\top\bar B^\top, \bar\Phi^\top\bar B^\top\bar B and \bar Q, from the V x V \bar B, \bar\Phi, \bar Q;
+    and \Delta (T,) as ``positional`` when given."""
     value = (bigram @ context).T
     cut = (slice(0, keep), slice(0, keep))
-    return {"bigram": bigram[cut], "value": value[cut], "value_output": (value @ bigram)[cut],
-            "key_query": key_query[cut]}
+    targets = {"bigram": bigram[cut], "value": value[cut], "value_output": (value @ bigram)[cut],
+               "key_query": key_query[cut]}
+    return targets if positional is None else {**targets, "positional": np.asarray(positional)}
 
 
 def _rows(weight, ids: np.ndarray) -> np.ndarray:
@@ -213,15 +216,37 @@ def key_query_map(inputs: np.ndarray, query: np.ndarray, key: np.ndarray) -> np.
 
 
 
-def token_space_maps(model, token_ids: Sequence[int], hidden: Sequence[np.ndarray] | None = None
-                     ) -> Iterator[tuple[tuple[int, ...], str, np.ndarray]]:
+def learned_positions(model, length: int | None) -> np.ndarray | None:
+    """The first ``length`` learned position embeddings (GPT-2's ``wpe``), (T, d); ``None`` for rotary
+    models (GPT-NeoX), without ``length`` or when the model has fewer positions."""
+    if length is None or model.config.model_type != "gpt2" or length > model.config.n_positions:
+        return None
+    return _numpy(model.transformer.wpe.weight[:length])
+
+
+def position_reason(model, length: int | None) -> str:
+    """Why a model has no positional comparison (see :func:`learned_positions`)."""
+    if model.config.model_type != "gpt2":
+        return "rotary position embeddings (GPT-NeoX) have no learned positional weight to compare with Delta"
+    if length is None:
+        return "no Delta (the statistics file has none)"
+    return f"T={length} exceeds the model's {model.config.n_positions} learned positions"
+
+
+def token_space_maps(model, token_ids: Sequence[int], hidden: Sequence[np.ndarray] | None = None,
+                     length: int | None = None) -> Iterator[tuple[tuple[int, ...], str, np.ndarray]]:
     r"""``(location, kind, matrix)`` of every token-space map of ``model``, one at a time.
 
     ``location``: ``()`` for the direct path, ``(l,)`` for layer l, ``(l, h)`` for head h of layer l.
     ``kind``: ``direct`` (\tilde E_K U_K), ``key_query`` ((E W_Q^h)(E W_K^h)^\top, and its sum over
     heads), ``value`` ((E W_V^h)(W_O^h U_K), and its sum over heads: the layer's attention
-    input/output map) and ``hidden`` (the layer's mean hidden states ``hidden[l]``, K x d, when given).
-    At most two head sums and one head's map are alive at a time."""
+    input/output map), ``hidden`` (the layer's mean hidden states ``hidden[l]``, K x d, when given) and
+    ``positional`` (the lag profile of (P W_Q^h)(P W_K^h)^\top over the first ``length`` learned positions
+    P, gain-scaled, per head and summed: :func:`~emergence.numerics.leading_terms.positions.lag_profile`;
+    GPT-2 only, see :func:`learned_positions`).  At most two head sums and one head's map are alive at a time."""
+    from emergence.numerics.leading_terms.positions import lag_profile
+
+    positions = learned_positions(model, length)
     ids = np.asarray(token_ids)
     embedding = _rows(model.get_input_embeddings().weight, ids)  # (K, d)
     unembedding = (_rows(model.get_output_embeddings().weight, ids) * final_gain(model)).T  # (d, K)
@@ -238,6 +263,11 @@ def token_space_maps(model, token_ids: Sequence[int], hidden: Sequence[np.ndarra
         for kind, summed in sums.items():
             yield (number,), kind, summed
         del sums
+        if positions is not None:
+            scaled = positions * heads.gain
+            profiles = [lag_profile(key_query_map(scaled, q, k)) for q, k in zip(heads.query, heads.key)]
+            yield from (((number, head), "positional", profile) for head, profile in enumerate(profiles))
+            yield (number,), "positional", np.sum(profiles, axis=0)
         if hidden is not None:
             yield (number,), "hidden", hidden[number]
 
