@@ -288,23 +288,41 @@ def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: 
                         provenance=provenance(config, corpus_options.get("seed", 0) if corpus == "synthetic" else None))
 
 
+def _check_checkpoint_options(corpus, stats, top_k, permutations) -> None:
+    """One-line errors for :func:`checkpoints`' options, before anything is read."""
+    from emergence.base.errors import EmergenceError, InvalidSizeError
+
+    if corpus is None and stats is None:
+        raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
+    if top_k is not None and top_k < 2:
+        raise InvalidSizeError(f"--top-k must be at least 2, got {top_k}")
+    if top_k is not None and stats is not None:
+        raise EmergenceError("--top-k is the K of the --stats file; compute the file with basis --vocab K instead")
+    if permutations < 2:
+        raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
+
+
 def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str | None = None,
                 top_k: int | None = None, T: int = 64, separator: str = "auto", seed: int = 0,
                 tokenizer: str | None = None, permutations: int = 8, k0: int | None = None,
-                forward_windows: int | None = 256):
+                forward_windows: int | None = 256, out: str | None = None, executor: str | None = None,
+                workers: int | None = None, progress: bool = False):
     r"""Score local GPT-2 / GPT-NeoX checkpoints (``save_pretrained`` folders, in schedule order) against the
     leading terms: per checkpoint, layer and head the Gram metric and the weight metric of each token-space
     map, with the frequency and random-init baselines, the rank > ``k0`` and top-component-removed variants,
-    the noise level over ``permutations`` token relabelings, the excess and the verdict
-    (:mod:`emergence.validation.leading_terms.checkpoint_comparison`).
+    the noise level over ``permutations`` token relabelings, the excess and the verdict, and \Delta against
+    GPT-2's learned positions (:mod:`emergence.validation.leading_terms.checkpoint_comparison`).
 
     The statistics come from ``corpus`` (tokenized once with ``tokenizer``, default the ``tokenizer.json``
     beside the checkpoints; ``top_k`` real tokens plus ``<unk>``, default 500) or from a ``basis`` .npz
     (``stats``, computed with the same tokenizer); the hidden states need ``corpus``.  Memory is estimated
-    before the statistics and before each checkpoint is loaded (over the budget: :class:`InvalidSizeError`)."""
+    before the statistics and before each checkpoint is loaded (over the budget: :class:`InvalidSizeError`).
+    ``out``: a folder where each scored checkpoint is written as it finishes, so that a rerun resumes;
+    ``executor``: ``None`` (in this process, one checkpoint at a time), ``local`` or ``dask[:ADDRESS]`` with
+    ``workers`` (:func:`~emergence.base.executors.sweep_executor`)."""
     from pathlib import Path
 
-    from emergence.base.errors import EmergenceError, InvalidSizeError
+    from emergence.base.executors import sweep_executor
     from emergence.base.io import provenance
     from emergence.numerics.corpus.subword import load_tokenizer_file
     from emergence.numerics.corpus.tokenizers import display_tokens
@@ -312,13 +330,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     from emergence.validation.leading_terms import checkpoint_comparison as comparison
     from emergence.validation.leading_terms.checkpoints import checkpoint_config, find_tokenizer, leading_term_targets
 
-    if corpus is None and stats is None:
-        raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
-    if top_k is not None and (top_k < 2 or stats is not None):
-        raise (InvalidSizeError(f"--top-k must be at least 2, got {top_k}") if top_k < 2 else
-               EmergenceError("--top-k is the K of the --stats file; compute the file with basis --vocab K instead"))
-    if permutations < 2:
-        raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
+    _check_checkpoint_options(corpus, stats, top_k, permutations)
     tokenizer_path = Path(tokenizer) if tokenizer is not None else find_tokenizer(paths)
     for path in paths:
         checkpoint_config(path)  # every folder is a saved model, before anything is read
@@ -329,10 +341,13 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     keep = len(source.tokens) - 1
     token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
     targets = leading_term_targets(source.bigram, source.context, source.key_query, keep, source.positional)
+    windows = comparison.forward_windows(source.windows, settings)
+    digest = comparison.inputs_digest(token_ids, targets, windows, settings)
     references = comparison.build_references(targets, comparison.target_frequencies(source.bigram, keep), settings)
     del targets
-    windows = comparison.forward_windows(source.windows, settings)
-    scored = list(comparison.compare_checkpoints(paths, token_ids, references, windows, settings))
+    scored = comparison.compare_checkpoints(
+        paths, comparison.CheckpointScorer(token_ids, references, windows, settings), digest, out,
+        None if executor is None else sweep_executor(executor, workers), progress)
     config = {"checkpoints": [str(p) for p in paths], "corpus": corpus, "stats": None if stats is None else str(stats),
               "top_k": keep, "T": source.T, "separator": separator, "tokenizer": str(tokenizer_path)}
     return CheckpointComparison(
@@ -340,7 +355,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
         tokens=list(display_tokens(loaded_tokenizer, source.tokens[:keep])), tokens_raw=list(source.tokens[:keep]),
         settings={"permutations": permutations, "k0": references["bigram", "weight"].k0, "seed": seed,
                   "forward_windows": None if windows is None else len(windows),
-                  "windows_available": None if source.windows is None else len(source.windows)},
+                  "windows_available": None if source.windows is None else len(source.windows), "inputs": digest},
         checkpoints=scored, provenance=provenance(config, seed if corpus == "synthetic" else None))
 
 

@@ -226,7 +226,11 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
     line (exit 2) before any statistics are computed, and compare_checkpoints refuses before it loads a model."""
     from emergence.base.errors import InvalidSizeError
     from emergence.validation.leading_terms import checkpoints as module
-    from emergence.validation.leading_terms.checkpoint_comparison import compare_checkpoints
+    from emergence.validation.leading_terms.checkpoint_comparison import (
+        CheckpointScorer,
+        ComparisonSettings,
+        compare_checkpoints,
+    )
 
     family, paths = three_checkpoints
     weights = sum(f.stat().st_size for f in paths[0].iterdir() if f.suffix == ".safetensors")
@@ -243,8 +247,9 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
     capsys.readouterr()
     assert main(["checkpoints", *map(str, paths), "--stats", str(out)]) == 2
     assert "needs an estimated" in capsys.readouterr().err
+    scorer = CheckpointScorer(list(range(60)), {}, None, ComparisonSettings(), budget=estimate - 1)
     with pytest.raises(InvalidSizeError, match="checkpoint .*step0.* needs an estimated"):
-        next(compare_checkpoints(paths, list(range(60)), {}, None, budget=estimate - 1))
+        compare_checkpoints(paths, scorer, "inputs")
 
 
 TINYSTORIES = "/work/shared/corpora/tinystories_sample.txt"  # read in place, never copied in
@@ -354,3 +359,25 @@ def test_corpus_tokenized_once_gives_the_windows_and_vocabulary_of_load_corpus(s
     first = bpe.backend.encode(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False).ids[:17]
     assert once.ids[0].tolist() == first
     assert [bpe.backend.id_to_token(i) for i in once.token_ids] == list(reference.vocabulary.tokens[:-1])
+
+
+def test_a_rerun_over_the_same_folder_resumes_without_loading_a_checkpoint(three_checkpoints, tmp_path, capsys,
+                                                                            monkeypatch):
+    """--out DIR keeps each scored checkpoint; the same command again reads them back (nothing is loaded, no
+    random model is built) and prints the same JSON; a changed input (T) scores them again."""
+    from emergence.validation.leading_terms import checkpoints as module
+
+    family, paths = three_checkpoints
+    argv = ["checkpoints", *map(str, paths[:2]), "--corpus", "synthetic", "--top-k", "40", "--T", "16",
+            "--out", str(tmp_path / "scores"), "--json", "-"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert len(list((tmp_path / "scores").glob("*.json"))) == 2
+    monkeypatch.setattr(module, "load_checkpoint", lambda path: pytest.fail("loaded a finished checkpoint"))
+    monkeypatch.setattr(module, "random_model", lambda path, seed: pytest.fail("built a random model again"))
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["checkpoints"] == first["checkpoints"]
+    assert again["settings"]["inputs"] == first["settings"]["inputs"]
+    with pytest.raises(BaseException, match="loaded a finished checkpoint|built a random model again"):
+        main([*argv[:-6], "--T", "8", *argv[-4:]])

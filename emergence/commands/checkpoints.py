@@ -25,6 +25,7 @@ HELP = "Gram and weight metrics of local Hugging Face checkpoints against the le
 
 def add_arguments(parser):
     from emergence.api import DEFAULT_CHECKPOINT_TOP_K
+    from emergence.base.executors import EXECUTOR_HELP
     from emergence.commands._checks import count_or_all, integer, output_file
 
     parser.add_argument("checkpoint", nargs="+", type=Path, metavar="DIR", help="save_pretrained folders, in order")
@@ -49,6 +50,12 @@ def add_arguments(parser):
                         help="windows fed through each model for the hidden states, drawn with --seed (default 256)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the synthetic corpus, the relabelings, the window draw and the random model (default 0)")
+    parser.add_argument("--out", default=None, type=Path, metavar="DIR",
+                        help="write each scored checkpoint to DIR as it finishes; a rerun with the same DIR resumes "
+                             "(scores only checkpoints, or inputs, that changed)")
+    parser.add_argument("--executor", default=None, metavar="local|dask[:ADDRESS]",
+                        help="score checkpoints in parallel: " + EXECUTOR_HELP + " (default: in this process, one at a time)")
+    parser.add_argument("--workers", type=integer(1), default=None, metavar="N", help="worker processes of --executor")
     parser.add_argument("--json", default=None, type=output_file(".json", stdout=True), metavar="PATH|-",
                         help="write JSON to PATH, or '-' for stdout")
     parser.add_argument("--plot", default=None, type=Path, metavar="PATH", help="write a figure of the metrics")
@@ -99,7 +106,9 @@ def run(args) -> int:
     record = checkpoints([str(p) for p in args.checkpoint], corpus=args.corpus,
                          stats=None if args.stats is None else str(args.stats), top_k=args.top_k,
                          T=args.context_length, separator=args.separator, seed=args.seed, tokenizer=args.tokenizer,
-                         permutations=args.permutations, k0=args.k0, forward_windows=args.forward_windows)
+                         permutations=args.permutations, k0=args.k0, forward_windows=args.forward_windows,
+                         out=None if args.out is None else str(args.out), executor=args.executor, workers=args.workers,
+                         progress=True)
     if args.plot is not None:
         from emergence.figures import save_figure
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -151,35 +151,77 @@ def _position_reason(model, references) -> str:
     return position_reason(model, None if positional is None else len(positional.delta))
 
 
-def compare_checkpoints(paths: Sequence[str | Path], token_ids: Sequence[int], references: dict,
-                        windows: np.ndarray | None, settings: ComparisonSettings = ComparisonSettings(),
-                        budget: float | None = None) -> Iterator[dict]:
-    """Each folder in turn: the random-init baseline of its configuration (once per distinct
-    ``config.json``), then estimate (refused by :func:`~emergence.base.limits.check_memory` when
-    over the budget), load, score, release."""
-    import gc
-    import json
+class CheckpointScorer:
+    """``work(config)`` of a resumable sweep (:func:`~emergence.base.sweeps.run_sweep`): scores the checkpoint
+    ``config["path"]``.  Holds the token ids, references and windows, and the random-init baseline of each
+    distinct ``config.json`` once computed (in one process: an in-process sweep computes it once per
+    configuration; each worker of a process pool or Dask computes its own)."""
 
-    from emergence.base.errors import EmergenceError
-    from emergence.base.limits import check_memory
-    from emergence.validation.leading_terms import checkpoints as loading
+    def __init__(self, token_ids: Sequence[int], references: dict, windows: np.ndarray | None,
+                 settings: ComparisonSettings, budget: float | None = None):
+        self.token_ids, self.references, self.windows = list(token_ids), references, windows
+        self.settings, self.budget = settings, budget
+        self.baselines: dict[str, dict] = {}
 
-    baselines: dict[str, dict] = {}
-    for path in paths:
+    def __call__(self, point: dict) -> dict:
+        """Estimate (refused by :func:`~emergence.base.limits.check_memory` over the budget), the random
+        baseline of the shape when new, load, score, release."""
+        import gc
+        import json
+
+        from emergence.base.errors import EmergenceError
+        from emergence.base.limits import check_memory
+        from emergence.validation.leading_terms import checkpoints as loading
+
+        path = point["path"]
         config = loading.checkpoint_config(path)
         rows = int(config.get("vocab_size", 0))
-        if max(token_ids) >= rows:
+        if max(self.token_ids) >= rows:
             raise EmergenceError(f"checkpoint {str(path)!r} has {rows} embedding rows, fewer than the tokenizer's ids")
-        check_memory(loading.checkpoint_bytes(path, len(token_ids)), f"checkpoint {str(path)!r}",
-                     "compare fewer tokens (--top-k) or free memory", budget)
+        check_memory(loading.checkpoint_bytes(path, len(self.token_ids)), f"checkpoint {str(path)!r}",
+                     "compare fewer tokens (--top-k) or free memory", self.budget)
         shape = json.dumps({k: v for k, v in config.items() if k not in ("torch_dtype", "dtype")}, sort_keys=True)
-        if shape not in baselines:
-            baselines[shape] = random_values(path, token_ids, references, windows, settings.seed)
+        if shape not in self.baselines:
+            self.baselines[shape] = random_values(path, self.token_ids, self.references, self.windows, self.settings.seed)
         model = loading.load_checkpoint(path)
-        result = {"path": str(path), **score_model(model, token_ids, references, baselines[shape], windows)}
+        result = {"path": str(path), **score_model(model, self.token_ids, self.references, self.baselines[shape],
+                                                   self.windows)}
         del model
         gc.collect()
-        yield result
+        return result
+
+
+def checkpoint_points(paths: Sequence[str | Path], inputs_digest: str) -> list[dict]:
+    """One sweep configuration per checkpoint: its path, the size and modification time of each of its files
+    (a checkpoint saved again is scored again) and ``inputs_digest`` (:func:`inputs_digest`)."""
+    return [{"path": str(path), "inputs": inputs_digest,
+             "files": {f.name: [f.stat().st_size, f.stat().st_mtime_ns] for f in sorted(Path(path).iterdir()) if f.is_file()}}
+            for path in paths]
+
+
+def inputs_digest(token_ids: Sequence[int], targets: dict[str, np.ndarray], windows: np.ndarray | None,
+                  settings: ComparisonSettings) -> str:
+    """SHA-256 (16 hex digits) of everything a checkpoint's scores depend on besides the checkpoint: the token
+    ids, the theory matrices, the forward windows and the settings."""
+    import hashlib
+
+    digest = hashlib.sha256(np.asarray(token_ids, dtype=np.int64).tobytes())
+    for name in sorted(targets):
+        digest.update(name.encode() + np.ascontiguousarray(targets[name], dtype=np.float64).tobytes())
+    digest.update(b"" if windows is None else np.ascontiguousarray(windows, dtype=np.int64).tobytes())
+    digest.update(repr(sorted(settings.__dict__.items())).encode())
+    return digest.hexdigest()[:16]
+
+
+def compare_checkpoints(paths: Sequence[str | Path], scorer: CheckpointScorer, digest: str, out: str | None = None,
+                        executor=None, progress: bool = False) -> list[dict]:
+    """Every checkpoint's scores, in order, through :func:`~emergence.base.sweeps.run_sweep`: each finished
+    checkpoint is written to ``out`` (default: a temporary folder) and a rerun over the same folder scores
+    only the checkpoints without a file.  ``executor``: default in-process, one checkpoint at a time."""
+    from emergence.base.sweeps import InProcessExecutor, run_sweep, sweep_folder
+
+    return run_sweep(scorer, checkpoint_points(paths, digest), sweep_folder(out, "checkpoints-"),
+                     executor=executor or InProcessExecutor(), progress=progress, description="checkpoints")
 
 
 @dataclass(frozen=True)
