@@ -306,7 +306,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
                 top_k: int | None = None, T: int = 64, separator: str = "auto", seed: int = 0,
                 tokenizer: str | None = None, permutations: int = 8, k0: int | None = None,
                 forward_windows: int | None = 256, out: str | None = None, executor: str | None = None,
-                workers: int | None = None, progress: bool = False):
+                workers: int | None = None, progress: bool = False, ids: str | None = None):
     r"""Score local GPT-2 / GPT-NeoX checkpoints (``save_pretrained`` folders, in schedule order) against the
     leading terms: per checkpoint, layer and head the Gram metric and the weight metric of each token-space
     map, with the frequency and random-init baselines, the rank > ``k0`` and top-component-removed variants,
@@ -319,7 +319,9 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     before the statistics and before each checkpoint is loaded (over the budget: :class:`InvalidSizeError`).
     ``out``: a folder where each scored checkpoint is written as it finishes, so that a rerun resumes;
     ``executor``: ``None`` (in this process, one checkpoint at a time), ``local`` or ``dask[:ADDRESS]`` with
-    ``workers`` (:func:`~emergence.base.executors.sweep_executor`)."""
+    ``workers`` (:func:`~emergence.base.executors.sweep_executor`).  ``ids``: the file that keeps the corpus's
+    token-id windows (int32, memory-mapped; default a temporary file): the corpus is read in blocks and
+    tokenized once into it, and the statistics and the forward passes read it."""
     from pathlib import Path
 
     from emergence.base.executors import sweep_executor
@@ -337,7 +339,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     loaded_tokenizer = load_tokenizer_file(tokenizer_path)
     settings = comparison.ComparisonSettings(permutations, k0, seed, forward_windows)
     source = comparison.statistics_source(paths, corpus, None if stats is None else Path(stats),
-                                          top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer)
+                                          top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer, ids)
     keep = len(source.tokens) - 1
     token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
     targets = leading_term_targets(source.bigram, source.context, source.key_query, keep, source.positional)

@@ -274,7 +274,7 @@ def tinystories_models(request, tmp_path_factory):
     stories = documents(TINYSTORIES)
     bpe = train_bpe(stories, vocab_size=300)
     bpe.save(folder / "tokenizer.json")
-    windows = id_corpus(stories, bpe, 60, T).ids
+    windows = np.asarray(id_corpus(stories, bpe, 60, T, folder / "ids.int32").ids, dtype=np.int64)
     vocab = bpe.backend.get_vocab_size()
     frequency = np.bincount(windows.ravel(), minlength=vocab) / windows.size
     rng = np.random.default_rng(0)
@@ -344,20 +344,20 @@ def test_gram_and_weight_metrics_with_baselines_fail_a_unigram_only_model(tinyst
 
 
 def test_corpus_tokenized_once_gives_the_windows_and_vocabulary_of_load_corpus(story_tokenizer):
-    """id_corpus (one encode: tokenizer ids and top-K indices) equals load_corpus's vocabulary and windows; its
-    ids are the tokenizer's encoding of each window."""
+    """id_corpus (one streamed encode, in batches of 7 documents, into a memory-mapped id file) equals
+    load_corpus's vocabulary and windows; its ids are the tokenizer's encoding of each window."""
     from emergence.numerics.corpus.documents import load_corpus
     from emergence.numerics.corpus.token_ids import id_corpus
 
     folder, bpe = story_tokenizer
     path = folder / "ids_tokenizer.json"
     bpe.save(path)
-    once = id_corpus(corpus_documents("synthetic", seed=0), bpe, 60, 16)
+    once = id_corpus(iter(corpus_documents("synthetic", seed=0)), bpe, 60, 16, folder / "ids.int32", batch_documents=7)
     reference = load_corpus("synthetic", tokenizer_name=str(path), vocab_size=60, context_length=16, oov="unk")
     assert once.vocabulary.tokens == reference.vocabulary.tokens
     assert np.array_equal(once.sequences, reference.sequences)
     first = bpe.backend.encode(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False).ids[:17]
-    assert once.ids[0].tolist() == first
+    assert once.ids[0].tolist() == first and isinstance(once.ids, np.memmap) and once.ids.dtype == np.int32
     assert [bpe.backend.id_to_token(i) for i in once.token_ids] == list(reference.vocabulary.tokens[:-1])
 
 
@@ -381,3 +381,17 @@ def test_a_rerun_over_the_same_folder_resumes_without_loading_a_checkpoint(three
     assert again["settings"]["inputs"] == first["settings"]["inputs"]
     with pytest.raises(BaseException, match="loaded a finished checkpoint|built a random model again"):
         main([*argv[:-6], "--T", "8", *argv[-4:]])
+
+
+def test_the_id_file_keeps_the_windows_the_forward_pass_reads(three_checkpoints, tmp_path, capsys):
+    """--ids FILE holds the corpus's windows of T + 1 tokenizer ids (int32), the same as encoding the corpus."""
+    family, paths = three_checkpoints
+    ids = tmp_path / "ids.int32"
+    assert main(["checkpoints", str(paths[0]), "--corpus", "synthetic", "--top-k", "30", "--T", "16",
+                 "--ids", str(ids), "--json", "-"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    stored = np.fromfile(ids, dtype=np.int32).reshape(-1, 17)
+    assert len(stored) == record["N"] == record["settings"]["windows_available"]
+    backend = transformers.PreTrainedTokenizerFast(tokenizer_file=str(paths[0].parent / "tokenizer.json"))
+    first = backend(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False)["input_ids"][:17]
+    assert stored[0].tolist() == first

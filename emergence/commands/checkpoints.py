@@ -50,6 +50,9 @@ def add_arguments(parser):
                         help="windows fed through each model for the hidden states, drawn with --seed (default 256)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the synthetic corpus, the relabelings, the window draw and the random model (default 0)")
+    parser.add_argument("--ids", default=None, type=output_file(), metavar="FILE",
+                        help="keep the corpus's token-id windows in FILE (int32, memory-mapped; default: a temporary "
+                             "file): the corpus is read in blocks and tokenized once")
     parser.add_argument("--out", default=None, type=Path, metavar="DIR",
                         help="write each scored checkpoint to DIR as it finishes; a rerun with the same DIR resumes "
                              "(scores only checkpoints, or inputs, that changed)")
@@ -108,7 +111,7 @@ def run(args) -> int:
                          T=args.context_length, separator=args.separator, seed=args.seed, tokenizer=args.tokenizer,
                          permutations=args.permutations, k0=args.k0, forward_windows=args.forward_windows,
                          out=None if args.out is None else str(args.out), executor=args.executor, workers=args.workers,
-                         progress=True)
+                         progress=True, ids=args.ids)
     if args.plot is not None:
         from emergence.figures import save_figure
 

@@ -239,19 +239,29 @@ class StatisticsSource:
     windows: np.ndarray | None
 
 
-def _id_corpus(corpus: str, tokenizer, top_k: int, T: int, separator: str, seed: int):
+def _id_corpus(corpus: str, tokenizer, top_k: int, T: int, separator: str, seed: int, ids_path: str | None):
+    """The corpus tokenized once into the id file ``ids_path`` (default: a temporary one); a file is read in blocks."""
+    from emergence.base.sweeps import sweep_folder
     from emergence.numerics.corpus.documents import corpus_documents
+    from emergence.numerics.corpus.streaming import iter_documents, resolve_file_separator
     from emergence.numerics.corpus.token_ids import id_corpus
 
-    return id_corpus(corpus_documents(corpus, seed=seed, separator=separator), tokenizer, top_k, T)
+    if corpus == "synthetic":
+        documents = corpus_documents(corpus, seed=seed, separator=separator)
+    else:
+        documents = iter_documents(Path(corpus), resolve_file_separator(Path(corpus), separator))
+    target = ids_path or str(Path(sweep_folder(None, "checkpoint-ids-")) / "ids.int32")
+    return id_corpus(documents, tokenizer, top_k, T, target)
 
 
-def corpus_source(corpus: str, tokenizer, top_k: int, T: int, separator: str, seed: int) -> StatisticsSource:
-    """The statistics of ``corpus`` tokenized once (:func:`~emergence.numerics.corpus.token_ids.id_corpus`)."""
-    from emergence.numerics.leading_terms.basis_statistics import basis_statistics
+def corpus_source(corpus: str, tokenizer, top_k: int, T: int, separator: str, seed: int,
+                  ids_path: str | None = None) -> StatisticsSource:
+    """The statistics of ``corpus`` tokenized once (:func:`~emergence.numerics.corpus.token_ids.id_corpus`),
+    accumulated over chunks of the id file (:func:`~emergence.numerics.leading_terms.streaming.streamed_basis_statistics`)."""
+    from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
 
-    loaded = _id_corpus(corpus, tokenizer, top_k, T, separator, seed)
-    stats = basis_statistics(loaded.sequences, loaded.vocabulary.size, include_interchangeability=False)
+    loaded = _id_corpus(corpus, tokenizer, top_k, T, separator, seed, ids_path)
+    stats = streamed_basis_statistics(loaded.chunks, loaded.vocabulary.size, include_interchangeability=False)
     return StatisticsSource(stats.bigram, stats.context, stats.key_query, stats.positional, loaded.vocabulary.tokens,
                             loaded.context_length, loaded.num_sequences, loaded.ids)
 
@@ -285,7 +295,7 @@ each of the four weight pairs), one spare."""
 
 
 def statistics_source(paths: Sequence[str | Path], corpus: str | None, stats: Path | None, top_k: int, T: int,
-                      separator: str, seed: int, tokenizer) -> StatisticsSource:
+                      separator: str, seed: int, tokenizer, ids_path: str | None = None) -> StatisticsSource:
     """The statistics of ``stats`` (a basis file) or of ``corpus``, after the memory check; with both, the
     file's statistics and the corpus's windows for the forward pass (tokenized at the file's K)."""
     from emergence.base.limits import check_memory
@@ -296,12 +306,12 @@ def statistics_source(paths: Sequence[str | Path], corpus: str | None, stats: Pa
         source = file_source(stats, paths)
         if corpus is None:
             return source
-        windows = _id_corpus(corpus, tokenizer, len(source.tokens) - 1, source.T, separator, seed).ids
+        windows = _id_corpus(corpus, tokenizer, len(source.tokens) - 1, source.T, separator, seed, ids_path).ids
         return StatisticsSource(**{**source.__dict__, "windows": windows})
     largest = max(checkpoint_bytes(path, top_k) for path in paths)  # also checks every folder first
     check_memory(dense_statistics_bytes(top_k + 1) + REFERENCE_KxK_ARRAYS * 8 * top_k**2 + largest, "checkpoints",
                  "compare fewer tokens (--top-k)")
-    return corpus_source(corpus, tokenizer, top_k, T, separator, seed)
+    return corpus_source(corpus, tokenizer, top_k, T, separator, seed, ids_path)
 
 
 def tokenizer_ids(tokens: Sequence[str], tokenizer, path: Path) -> list[int]:

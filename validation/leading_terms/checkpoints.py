@@ -289,7 +289,8 @@ def mean_hidden_states(model, windows: np.ndarray, token_ids: Sequence[int], bat
     sums = torch.zeros((model.config.num_hidden_layers, len(ids), width), dtype=torch.float64)
     with torch.no_grad():
         for start in range(0, len(inputs), batch):
-            states = model(torch.as_tensor(inputs[start : start + batch]), output_hidden_states=True).hidden_states
+            batch_ids = torch.as_tensor(np.asarray(inputs[start : start + batch], dtype=np.int64))
+            states = model(batch_ids, output_hidden_states=True).hidden_states
             where = rows[start : start + batch].reshape(-1)
             kept = where >= 0
             for layer, state in enumerate(states[1:]):
