@@ -95,3 +95,16 @@ def test_position_verdict_passes_a_planted_profile_and_fails_a_random_one():
     assert reference.score(delta + 0.05 * random_profile, baseline)["passes"]
     assert not reference.score(random_profile, baseline)["passes"]
     assert reference.score(delta, None)["reason"] == "no random-init baseline"
+
+
+def test_factored_maps_give_the_dense_gram_and_deflation():
+    """A rank-r map L R^T: its Gram through R^T R and its deflation through the r x r core equal the dense ones."""
+    rng = np.random.default_rng(6)
+    factored = tm.Factored(rng.standard_normal((K, 6)), rng.standard_normal((K, 6)))
+    dense = factored.dense()
+    # K^2 r products of order-1 terms; relative rounding a few hundred units
+    assert np.allclose(tm.row_normalised_gram(factored), tm.row_normalised_gram(dense), rtol=0, atol=2.0**-40)
+    assert np.allclose(tm.without_top_component(factored).dense(), tm.without_top_component(dense), rtol=0,
+                       atol=2.0**-40 * np.abs(dense).max())
+    summed = tm.Factored.concatenate([factored, factored])
+    assert np.allclose(summed.dense(), 2 * dense, rtol=0, atol=2.0**-48 * np.abs(dense).max())

@@ -58,13 +58,42 @@ DENSE_SVD_LIMIT = 512
 """Up to this smaller dimension the top singular component comes from a dense SVD, above it from ARPACK."""
 
 
+@dataclass(frozen=True)
+class Factored:
+    r"""A K x K matrix L R^\top held as its factors ``left`` L and ``right`` R (K x r), never formed unless
+    asked (:meth:`dense`): a head's map (E W_Q)(E W_K)^\top has rank d_h, so its row-normalised Gram costs
+    K^2 r instead of K^3 and its top singular component comes from an r x r SVD."""
+
+    left: np.ndarray
+    right: np.ndarray
+
+    def dense(self) -> np.ndarray:
+        return self.left @ self.right.T
+
+    @staticmethod
+    def concatenate(parts: list["Factored"]) -> "Factored":
+        r"""\sum_i L_i R_i^\top as one factored matrix of rank \sum_i r_i."""
+        return Factored(np.hstack([p.left for p in parts]), np.hstack([p.right for p in parts]))
+
+
+def _dense(matrix) -> np.ndarray:
+    return matrix.dense() if isinstance(matrix, Factored) else matrix
+
+
 def default_k0(keep: int) -> int:
     """The rank cut of the ``rank_above_k0`` variant: 50, at most half of the K tokens."""
     return min(50, keep // 2)
 
 
-def row_normalised_gram(matrix: np.ndarray) -> np.ndarray:
-    r""":math:`D^{-1} A A^\top D^{-1}` of a K x m matrix: the cosine similarity of its rows, (K, K)."""
+def row_normalised_gram(matrix) -> np.ndarray:
+    r""":math:`D^{-1} A A^\top D^{-1}` of a K x m matrix: the cosine similarity of its rows, (K, K).
+
+    For a :class:`Factored` A = L R^\top: A A^\top = L (R^\top R) L^\top, in K^2 r."""
+    if isinstance(matrix, Factored):
+        weighted = matrix.left @ (matrix.right.T @ matrix.right)
+        norms = np.sqrt(np.maximum(np.einsum("ij,ij->i", weighted, matrix.left), 0.0))
+        scale = np.where(norms > 0, norms, 1.0)[:, None]
+        return (weighted / scale) @ (matrix.left / scale).T
     norms = np.linalg.norm(matrix, axis=1)
     unit = matrix / np.where(norms > 0, norms, 1.0)[:, None]
     return unit @ unit.T
@@ -108,8 +137,14 @@ def cosine_with_outer(matrix: np.ndarray, p: np.ndarray) -> float:
     return float(p @ matrix @ p / norm) if norm > 0 else 0.0
 
 
-def without_top_component(matrix: np.ndarray) -> np.ndarray:
-    r""":math:`A - \sigma_1 u_1 v_1^\top`: the matrix with its top singular component removed."""
+def without_top_component(matrix):
+    r""":math:`A - \sigma_1 u_1 v_1^\top`: the matrix with its top singular component removed (a :class:`Factored`
+    one stays factored: thin QR of both factors, the SVD of the r x r core, one more column)."""
+    if isinstance(matrix, Factored):
+        q_left, r_left = np.linalg.qr(matrix.left)
+        q_right, r_right = np.linalg.qr(matrix.right)
+        u, s, vt = np.linalg.svd(r_left @ r_right.T)
+        return Factored(np.hstack([matrix.left, -s[0] * (q_left @ u[:, :1])]), np.hstack([matrix.right, q_right @ vt[:1].T]))
     if min(matrix.shape) <= DENSE_SVD_LIMIT:
         u, s, vt = np.linalg.svd(matrix, full_matrices=False)
         return matrix - s[0] * np.outer(u[:, 0], vt[0])
@@ -120,9 +155,9 @@ def without_top_component(matrix: np.ndarray) -> np.ndarray:
     return matrix - s[0] * np.outer(u[:, 0], vt[0])
 
 
-def represent(metric: str, matrix: np.ndarray) -> np.ndarray:
-    """What the metric compares: the row-normalised Gram (``gram``) or the matrix itself (``weight``)."""
-    return row_normalised_gram(matrix) if metric == "gram" else matrix
+def represent(metric: str, matrix) -> np.ndarray:
+    """What the metric compares: the row-normalised Gram (``gram``) or the matrix itself (``weight``, formed)."""
+    return row_normalised_gram(matrix) if metric == "gram" else _dense(matrix)
 
 
 def similarity(metric: str, a: np.ndarray, b: np.ndarray) -> float:

@@ -243,33 +243,35 @@ def token_space_maps(model, token_ids: Sequence[int], hidden: Sequence[np.ndarra
     input/output map), ``hidden`` (the layer's mean hidden states ``hidden[l]``, K x d, when given) and
     ``positional`` (the lag profile of (P W_Q^h)(P W_K^h)^\top over the first ``length`` learned positions
     P, gain-scaled, per head and summed: :func:`~emergence.numerics.leading_terms.positions.lag_profile`;
-    GPT-2 only, see :func:`learned_positions`).  At most two head sums and one head's map are alive at a time."""
+    GPT-2 only, see :func:`learned_positions`).  The maps come as
+    :class:`~emergence.numerics.leading_terms.token_metrics.Factored` (K x d_h factors; the head sums
+    K x d), never as K x K arrays."""
     from emergence.numerics.leading_terms.positions import lag_profile
+    from emergence.numerics.leading_terms.token_metrics import Factored
 
     positions = learned_positions(model, length)
     ids = np.asarray(token_ids)
     embedding = _rows(model.get_input_embeddings().weight, ids)  # (K, d)
     unembedding = (_rows(model.get_output_embeddings().weight, ids) * final_gain(model)).T  # (d, K)
-    yield (), "direct", embedding @ unembedding
+    yield (), "direct", Factored(embedding, unembedding.T)
     for number, heads in enumerate(iter_attention_heads(model)):
         inputs = embedding * heads.gain
-        sums = {"key_query": np.zeros((len(ids), len(ids))), "value": np.zeros((len(ids), len(ids)))}
+        per_head = {"key_query": [], "value": []}
         for head in range(len(heads.query)):
-            for kind, single in (("key_query", key_query_map(inputs, heads.query[head], heads.key[head])),
-                                 ("value", (inputs @ heads.value[head]) @ (heads.output[head] @ unembedding))):
+            for kind, single in (("key_query", Factored(inputs @ heads.query[head], inputs @ heads.key[head])),
+                                 ("value", Factored(inputs @ heads.value[head], (heads.output[head] @ unembedding).T))):
                 yield (number, head), kind, single
-                sums[kind] += single
-                del single
-        for kind, summed in sums.items():
-            yield (number,), kind, summed
-        del sums
+                per_head[kind].append(single)
+        for kind, parts in per_head.items():
+            yield (number,), kind, Factored.concatenate(parts)
+        del per_head
+        if hidden is not None:
+            yield (number,), "hidden", hidden[number]
         if positions is not None:
             scaled = positions * heads.gain
             profiles = [lag_profile(key_query_map(scaled, q, k)) for q, k in zip(heads.query, heads.key)]
             yield from (((number, head), "positional", profile) for head, profile in enumerate(profiles))
             yield (number,), "positional", np.sum(profiles, axis=0)
-        if hidden is not None:
-            yield (number,), "hidden", hidden[number]
 
 
 def mean_hidden_states(model, windows: np.ndarray, token_ids: Sequence[int], batch: int = 16) -> list[np.ndarray]:
