@@ -395,3 +395,9 @@ def test_the_id_file_keeps_the_windows_the_forward_pass_reads(three_checkpoints,
     backend = transformers.PreTrainedTokenizerFast(tokenizer_file=str(paths[0].parent / "tokenizer.json"))
     first = backend(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False)["input_ids"][:17]
     assert stored[0].tolist() == first
+
+
+def test_a_rank_cut_that_leaves_too_few_tokens_is_one_line(three_checkpoints, capsys):
+    family, paths = three_checkpoints
+    assert main(["checkpoints", str(paths[0]), "--corpus", "synthetic", "--top-k", "10", "--k0", "8"]) == 2
+    assert "--k0 must leave at least 3 of the K=10 tokens" in capsys.readouterr().err

@@ -100,7 +100,7 @@ def run(args) -> int:
     import sys
 
     from emergence.api import checkpoints
-    from emergence.base.io import to_json_text, write_json_atomic
+    from emergence.base.io import write_json_atomic
 
     if args.plot is not None:
         from emergence.figures import figure_format

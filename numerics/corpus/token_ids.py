@@ -97,9 +97,8 @@ def id_corpus(documents: Iterable[str], tokenizer, top_k: int, context_length: i
     with open(ids_path, "wb") as out:
         while batch := list(islice(stream, batch_documents)):
             for encoding in backend.encode_batch(batch, add_special_tokens=False):
-                ids = np.asarray(encoding.ids, dtype=np.int64)
-                occurrences.add(ids)
-                windows = token_windows(ids, context_length, "all")
+                occurrences.add(np.asarray(encoding.ids, dtype=np.int64))
+                windows = token_windows(encoding.ids, context_length, "all")
                 rows += len(windows)
                 out.write(np.asarray(windows, dtype=np.int32).tobytes())
     if not rows:

@@ -68,8 +68,12 @@ def target_frequencies(bigram: np.ndarray, keep: int) -> np.ndarray:
 def build_references(targets: dict[str, np.ndarray], frequency: np.ndarray, settings: ComparisonSettings
                      ) -> dict[tuple[str, str], Reference]:
     """A :class:`Reference` per (theory matrix, metric) that :data:`COMPARISONS` uses."""
+    from emergence.base.errors import InvalidSizeError
+
     keep = len(frequency)
     k0 = default_k0(keep) if settings.k0 is None else settings.k0
+    if not 0 <= k0 <= keep - 3:
+        raise InvalidSizeError(f"--k0 must leave at least 3 of the K={keep} tokens above the rank cut, got {k0}")
     needed = {(target, metric) for rows in COMPARISONS.values() for _, target, metrics in rows for metric in metrics}
     references: dict = {(target, metric): Reference.build(metric, targets[target], frequency, k0, settings.permutations,
                                                           settings.seed)
