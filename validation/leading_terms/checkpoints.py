@@ -20,15 +20,17 @@ LayerNorm's gain, and the head's W_Q^h, W_K^h, W_V^h (d x d_h), W_O^h (d_h x d):
   (value times output, paper Eq. 12);
 - the direct path \tilde E_K U_K, compared with \bar B (the output weight's leading term).
 
-The key-query map is formed as (\tilde E_K W_Q^h)(\tilde E_K W_K^h)^\top
-(:func:`key_query_map`), 2 K d d_h + K^2 d_h multiply-adds per head, not as
+The maps are kept as their factors (:func:`token_space_maps`): the key-query map of a head as
+(\tilde E_K W_Q^h, \tilde E_K W_K^h), whose product (\tilde E_K W_Q^h)(\tilde E_K W_K^h)^\top
+(:func:`key_query_map`) costs 2 K d d_h + K^2 d_h multiply-adds, not
 ((\tilde E_K W_Q^h) W_K^{h\top}) \tilde E_K^\top, K d d_h + K d_h d + K^2 d: at Pythia-1.4B's
 d = 2048, d_h = 128 and K = 5000 that is 3.8e9 against 5.4e10.
 
-Checkpoints are compared one at a time (:func:`compare_checkpoints`): each is loaded in its own
-dtype, compared and released before the next is loaded, and its memory is estimated from its
-``config.json`` and weight files before loading (:func:`checkpoint_bytes`), so a checkpoint that
-will not fit is refused in one line instead of being killed mid-run.  Every comparison is the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|).  Fused QKV layouts
+This module loads checkpoints and reads their maps, hidden states and positions; scoring them
+(metrics, baselines, verdicts) and the one-at-a-time, resumable loop over a schedule are
+:mod:`emergence.validation.leading_terms.checkpoint_comparison`.  A checkpoint's memory is
+estimated from its ``config.json`` and weight files before loading (:func:`checkpoint_bytes`), so a
+checkpoint that will not fit is refused in one line instead of being killed mid-run.  Fused QKV layouts
 (GPT-2's ``c_attn`` as [q | k | v], GPT-NeoX's ``query_key_value`` as per-head
 [q_h | k_h | v_h]) are read by :func:`attention_heads` and checked against each model's own
 forward pass in the tests.
@@ -124,9 +126,9 @@ def final_gain(model) -> np.ndarray:
 
 WEIGHT_FILE_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt")
 WORKING_KxK_ARRAYS = 10
-"""K x K float64 arrays alive at once while a layer is compared: the two head sums (key-query,
-value), one head's map, and the metrics' representations of one map (its Gram, the map and its
-Gram with the top component removed, a permuted copy of the theory, temporaries)."""
+"""K x K float64 arrays alive at once while a map is scored: the formed map (weight metric), its
+Gram, the map and its Gram with the top component removed, a permuted copy of the theory and the
+products and masks inside the similarities."""
 WORKING_LAYER_SQUARES = 8
 """d x d float64 numbers of one layer's copies (fused Q, K, V, the output projection and the
 per-head reshapes of the slices)."""
