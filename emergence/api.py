@@ -11,6 +11,8 @@ function                       computes                                     reco
 :func:`predict_weights`        leading-term weights after ``steps`` steps   :class:`~emergence.records.LeadingWeights`
 :func:`validate_copy_head`     trained copy-task models vs the theory       :class:`~emergence.records.CopyHeadValidation`
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
+:func:`checkpoints`            saved checkpoints vs the leading terms       :class:`~emergence.records.CheckpointComparison`
+:func:`associate`              nearest tokens of query words                :class:`~emergence.records.Associations`
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
@@ -247,6 +249,120 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
     result["provenance"] = provenance(result["config"], options.get("seed", 0))
     return LeadingTermValidation.from_dict(result)
+
+
+def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: str = "none",
+              min_count: int | None = None, **corpus_options):
+    r"""The ``top`` nearest tokens of each query word under \bar B, \Sigma_{\bar B} (``normalize``: ``none``,
+    ``cosine`` or ``pmi``, listing only tokens seen ``min_count`` times as targets, default 10) and \bar\Phi
+    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``corpus_options`` are
+    :func:`basis`'s.  A query that is no vocabulary token gets ``{"error": cause}``; all of them: an error."""
+    from emergence.base.errors import EmergenceError, InvalidSizeError
+    from emergence.base.io import provenance
+    from emergence.numerics.corpus.queries import query_token
+    from emergence.numerics.leading_terms.associations import DEFAULT_MIN_COUNT, input_frequency, top_association_scores
+    from emergence.records import Associations
+
+    if top < 1:
+        raise InvalidSizeError(f"--top must be at least 1, got {top}")
+    min_count = DEFAULT_MIN_COUNT if min_count is None else min_count
+    record = basis(corpus, **corpus_options)
+    loaded, stats = record.corpus, record.statistics
+    readable = dict(zip(loaded.vocabulary.tokens, loaded.readable_tokens))
+    frequency = input_frequency(loaded.inputs, loaded.vocabulary.size)
+    result: dict[str, dict] = {}
+    for word in queries:
+        try:
+            token = query_token(loaded, word)
+        except EmergenceError as error:
+            result[word] = {"error": str(error)}
+            continue
+        scores = top_association_scores(stats, loaded.vocabulary.tokens, token, top, normalize, frequency, min_count)
+        result[word] = {"token": readable[token], **{kind: [readable[t] for t, _ in pairs] for kind, pairs in scores.items()},
+                        "scores": {kind: [score for _, score in pairs] for kind, pairs in scores.items()}}
+    if all("error" in entry for entry in result.values()):
+        raise EmergenceError("; ".join(entry["error"] for entry in result.values()))
+    config = {**record.config, "query": list(queries), "top": top, "normalize": normalize, "min_count": min_count}
+    return Associations(queries=result, V=loaded.vocabulary.size, T=loaded.context_length, N=loaded.num_sequences,
+                        normalize=normalize, min_count=min_count, config=config,
+                        provenance=provenance(config, corpus_options.get("seed", 0) if corpus == "synthetic" else None))
+
+
+def _check_checkpoint_options(corpus, stats, top_k, permutations) -> None:
+    """One-line errors for :func:`checkpoints`' options, before anything is read."""
+    from emergence.base.errors import EmergenceError, InvalidSizeError
+
+    if corpus is None and stats is None:
+        raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
+    if top_k is not None and top_k < 2:
+        raise InvalidSizeError(f"--top-k must be at least 2, got {top_k}")
+    if top_k is not None and stats is not None:
+        raise EmergenceError("--top-k is the K of the --stats file; compute the file with basis --vocab K instead")
+    if permutations < 2:
+        raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
+
+
+def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str | None = None,
+                top_k: int | None = None, T: int = 64, separator: str = "auto", seed: int = 0,
+                tokenizer: str | None = None, permutations: int = 8, k0: int | None = None,
+                forward_windows: int | None = 256, out: str | None = None, executor: str | None = None,
+                workers: int | None = None, progress: bool = False, ids: str | None = None):
+    r"""Score local GPT-2 / GPT-NeoX checkpoints (``save_pretrained`` folders, in schedule order) against the
+    leading terms: per checkpoint, layer and head the Gram metric and the weight metric of each token-space
+    map, with the frequency and random-init baselines, the rank > ``k0`` and top-component-removed variants,
+    the noise level over ``permutations`` token relabelings, the excess and the verdict, and \Delta against
+    GPT-2's learned positions (:mod:`emergence.validation.leading_terms.checkpoint_comparison`).
+
+    The statistics come from ``corpus`` (tokenized once with ``tokenizer``, default the ``tokenizer.json``
+    beside the checkpoints; ``top_k`` real tokens plus ``<unk>``, default 500) or from a ``basis`` .npz
+    (``stats``, computed with the same tokenizer); the hidden states need ``corpus``.  Memory is estimated
+    before the statistics and before each checkpoint is loaded (over the budget: :class:`InvalidSizeError`).
+    ``out``: a folder where each scored checkpoint is written as it finishes, so that a rerun resumes;
+    ``executor``: ``None`` (in this process, one checkpoint at a time), ``local`` or ``dask[:ADDRESS]`` with
+    ``workers`` (:func:`~emergence.base.executors.sweep_executor`).  ``ids``: the file that keeps the corpus's
+    token-id windows (int32, memory-mapped; default a temporary file): the corpus is read in blocks and
+    tokenized once into it, and the statistics and the forward passes read it."""
+    from pathlib import Path
+
+    from emergence.base.executors import sweep_executor
+    from emergence.base.io import provenance
+    from emergence.numerics.corpus.subword import load_tokenizer_file
+    from emergence.numerics.corpus.tokenizers import display_tokens
+    from emergence.records import CheckpointComparison
+    from emergence.validation.leading_terms import checkpoint_comparison as comparison
+    from emergence.validation.leading_terms.checkpoints import checkpoint_config, find_tokenizer, leading_term_targets
+
+    _check_checkpoint_options(corpus, stats, top_k, permutations)
+    tokenizer_path = Path(tokenizer) if tokenizer is not None else find_tokenizer(paths)
+    for path in paths:
+        checkpoint_config(path)  # every folder is a saved model, before anything is read
+    loaded_tokenizer = load_tokenizer_file(tokenizer_path)
+    settings = comparison.ComparisonSettings(permutations, k0, seed, forward_windows)
+    source = comparison.statistics_source(paths, corpus, None if stats is None else Path(stats),
+                                          top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer, ids)
+    keep = len(source.tokens) - 1
+    token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
+    targets = leading_term_targets(source.bigram, source.context, source.key_query, keep, source.positional)
+    windows = comparison.forward_windows(source.windows, settings)
+    digest = comparison.inputs_digest(token_ids, targets, windows, settings)
+    references = comparison.build_references(targets, comparison.target_frequencies(source.bigram, keep), settings)
+    del targets
+    scored = comparison.compare_checkpoints(
+        paths, comparison.CheckpointScorer(token_ids, references, windows, settings), digest, out,
+        None if executor is None else sweep_executor(executor, workers), progress)
+    config = {"checkpoints": [str(p) for p in paths], "corpus": corpus, "stats": None if stats is None else str(stats),
+              "top_k": keep, "T": source.T, "separator": separator, "tokenizer": str(tokenizer_path)}
+    return CheckpointComparison(
+        top_k=keep, T=source.T, N=source.N, tokenizer=str(tokenizer_path),
+        tokens=list(display_tokens(loaded_tokenizer, source.tokens[:keep])), tokens_raw=list(source.tokens[:keep]),
+        settings={"permutations": permutations, "k0": references["bigram", "weight"].k0, "seed": seed,
+                  "forward_windows": None if windows is None else len(windows),
+                  "windows_available": None if source.windows is None else len(source.windows), "inputs": digest},
+        checkpoints=scored, provenance=provenance(config, seed if corpus == "synthetic" else None))
+
+
+DEFAULT_CHECKPOINT_TOP_K = 500
+"""``checkpoints``' K when neither ``top_k`` nor a statistics file gives one."""
 
 
 POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")

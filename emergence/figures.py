@@ -321,26 +321,29 @@ def window_edge_figure(record, ax=None):
     return figure
 
 
-def checkpoint_figure(record: dict, ax=None):
-    """Frobenius cosines of each checkpoint's maps with the leading terms, per layer (key-query,
-    value, value-output) and for the direct path, against the checkpoint order.
+def checkpoint_figure(record, ax=None):
+    """Per layer, the Gram metric (solid) and the weight metric (dashed) of the key-query and value maps
+    against the checkpoint order; the baselines and verdicts are in the JSON.
 
-    ``record``: the dictionary that ``emergence checkpoints`` writes as JSON.
+    ``record``: a :class:`~emergence.records.CheckpointComparison` or its dictionary.
     """
     from pathlib import PurePath
 
-    checkpoints = record["checkpoints"]
+    data = record if isinstance(record, dict) else record.to_dict()
+    checkpoints = data["checkpoints"]
     figure, (axis,) = new_figure(1, ax, size=(7.0, 4.0))
     x = list(range(len(checkpoints)))
     for number in range(len(checkpoints[0]["layers"])):
-        for kind, style in (("key_query", "-"), ("value", "--"), ("value_output", ":")):
-            axis.plot(x, [c["layers"][number][kind] for c in checkpoints], style, marker="o",
-                      label=f"layer {number}: {kind.replace('_', '-')}")
-    axis.plot(x, [c["direct"] for c in checkpoints], "k-", marker="s", label=r"direct $EU$ vs $\bar B$")
+        for name, metric, style in (("key_query", "gram", "-"), ("key_query", "weight", "--"), ("value", "gram", "-."),
+                                    ("hidden_bigram", "gram", ":")):
+            scores = [c["layers"][number][name][metric] for c in checkpoints]
+            if all("value" in score for score in scores):
+                axis.plot(x, [score["value"] for score in scores], style, marker="o",
+                          label=f"layer {number}: {name.replace('_', '-')} ({metric})")
     axis.set_xticks(x, [PurePath(c["path"]).name for c in checkpoints], rotation=30)
     axis.set_xlabel("checkpoint (in the order given)")
-    axis.set_ylabel("Frobenius cosine with the leading term")
-    axis.set_title(f"checkpoints against leading terms (top {record['top_k']} tokens)", fontsize=9)
+    axis.set_ylabel("metric against the leading term")
+    axis.set_title(f"checkpoints against leading terms (top {data['top_k']} tokens; baselines in the JSON)", fontsize=9)
     _legend(axis)
     return figure
 

@@ -279,3 +279,40 @@ class LeadingTermValidation(Record):
     min_cosine_within_window: dict
     provenance: dict | None = None
     details: dict = field(default_factory=dict)
+
+
+@dataclass
+class CheckpointComparison(Record):
+    r"""A schedule of checkpoints against the leading terms, in the space of the corpus's ``top_k`` tokens:
+    per checkpoint (``checkpoints``, in order), layer and head, the ``gram`` and ``weight`` metric of each
+    map with its baselines, variants, noise, excess and verdict
+    (:mod:`emergence.validation.leading_terms.checkpoint_comparison`)."""
+
+    figure: ClassVar[str] = "checkpoint_figure"
+    top_k: int
+    T: int
+    N: int
+    tokenizer: str
+    tokens: list
+    tokens_raw: list
+    settings: dict
+    checkpoints: list
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Associations(Record):
+    r"""Nearest tokens of each query under the bigram, interchangeability and context statistics:
+    ``queries`` maps each query word to ``{token, bigram, interchangeability, context, scores}`` (readable
+    tokens), or to ``{error}`` when it is no vocabulary token; ``V``, ``T``, ``N`` of the corpus."""
+
+    queries: dict
+    V: int
+    T: int
+    N: int
+    normalize: str
+    min_count: int
+    config: dict
+    provenance: dict | None = None
+    details: dict = field(default_factory=dict)

@@ -15,7 +15,8 @@ transformers = pytest.importorskip("transformers")
 from emergence.cli import main  # noqa: E402
 from emergence.numerics.corpus.documents import corpus_documents  # noqa: E402
 from emergence.numerics.corpus.subword import train_bpe  # noqa: E402
-from emergence.validation.leading_terms.checkpoints import attention_heads  # noqa: E402
+from emergence.validation.leading_terms.checkpoint_comparison import NO_FORWARD  # noqa: E402
+from emergence.validation.leading_terms.checkpoints import attention_heads, position_reason  # noqa: E402
 
 WIDTH, LAYERS, HEADS, T = 32, 2, 2, 32
 
@@ -75,7 +76,7 @@ def test_checkpoints_prints_and_stores_cosines_per_layer_and_head(three_checkpoi
     argv = ["checkpoints", *map(str, paths), "--corpus", "synthetic", "--top-k", "60", "--T", "32"]
     assert main(argv + ["--plot", str(tmp_path / "c.png")]) == 0
     table = capsys.readouterr().out
-    assert all(str(p) in table for p in paths) and "layer 1: key-query" in table
+    assert all(str(p) in table for p in paths) and "layer 1  key_query     gram" in table and "heads passing" in table
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     assert main(argv + ["--json", "-"]) == 0
     record = json.loads(capsys.readouterr().out)
@@ -87,12 +88,18 @@ def test_checkpoints_prints_and_stores_cosines_per_layer_and_head(three_checkpoi
         expected = _literal_cosines(transformers.AutoModelForCausalLM.from_pretrained(path), record["tokens_raw"],
                                     paths[0].parent / "tokenizer.json", targets)
         for layer, literal in zip(checkpoint["layers"], expected["layers"], strict=True):
-            values = [layer["value"], layer["value_output"], layer["key_query"]] + [h["key_query"] for h in layer["heads"]]
+            values = _weight_cosines(layer)
             literal_values = ([literal["value"], literal["value_output"], literal["key_query"]]
                               + [h["key_query"] for h in literal["heads"]])
             assert len(layer["heads"]) == HEADS
             assert np.max(np.abs(np.subtract(values, literal_values))) <= COSINE_ROUNDING, (path, layer["layer"])
-        assert abs(checkpoint["direct"] - expected["direct"]) <= COSINE_ROUNDING
+        assert abs(checkpoint["direct"]["weight"]["value"] - expected["direct"]) <= COSINE_ROUNDING
+
+
+def _weight_cosines(layer):
+    """The weight metric's cosines of a layer: value, value-output, key-query summed and per head."""
+    return ([layer[name]["weight"]["value"] for name in ("value", "value_output", "key_query")]
+            + [h["key_query"]["weight"]["value"] for h in layer["heads"]])
 
 
 COSINE_ROUNDING = 2.0**-44  # 256 rounding units of a cosine of order 1 (sums of K^2 = 3600 products); measured <= 4e-16
@@ -204,11 +211,12 @@ def test_stats_file_reproduces_the_corpus_run_and_counts_k_as_basis_does(three_c
     reused = json.loads(capsys.readouterr().out)
     assert computed["top_k"] == reused["top_k"] == 50 and computed["tokens_raw"] == reused["tokens_raw"] == raw
     for a, b in zip(computed["checkpoints"], reused["checkpoints"], strict=True):
-        assert abs(a["direct"] - b["direct"]) <= 1e-12
+        assert abs(a["direct"]["weight"]["value"] - b["direct"]["weight"]["value"]) <= 1e-12
+        assert abs(a["direct"]["gram"]["value"] - b["direct"]["gram"]["value"]) <= 1e-12
         for la, lb in zip(a["layers"], b["layers"], strict=True):
-            pairs = [(la[k], lb[k]) for k in ("value", "value_output", "key_query")]
-            pairs += [(ha["key_query"], hb["key_query"]) for ha, hb in zip(la["heads"], lb["heads"], strict=True)]
-            assert max(abs(x - y) for x, y in pairs) <= 1e-12
+            assert max(abs(x - y) for x, y in zip(_weight_cosines(la), _weight_cosines(lb), strict=True)) <= 1e-12
+            assert abs(la["key_query"]["gram"]["value"] - lb["key_query"]["gram"]["value"]) <= 1e-12
+            assert lb["hidden_bigram"]["gram"] == {"passes": False, "reason": NO_FORWARD}  # no corpus: fails, says why
     assert main(common + ["--stats", str(out), "--top-k", "20"]) == 2
     assert "--top-k is the K of the --stats file" in capsys.readouterr().err
 
@@ -218,11 +226,16 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
     line (exit 2) before any statistics are computed, and compare_checkpoints refuses before it loads a model."""
     from emergence.base.errors import InvalidSizeError
     from emergence.validation.leading_terms import checkpoints as module
+    from emergence.validation.leading_terms.checkpoint_comparison import (
+        CheckpointScorer,
+        ComparisonSettings,
+        compare_checkpoints,
+    )
 
     family, paths = three_checkpoints
     weights = sum(f.stat().st_size for f in paths[0].iterdir() if f.suffix == ".safetensors")
     estimate = module.checkpoint_bytes(paths[0], 60)
-    assert weights < estimate < weights + 8 * (3 * 60 * WIDTH + 8 * WIDTH**2 + 4 * 60**2) + 1
+    assert weights < estimate < weights + 8 * ((3 + LAYERS) * 60 * WIDTH + 8 * WIDTH**2 + 10 * 60**2) + 1
     monkeypatch.setenv("EMERGENCE_MEMORY_BUDGET", "100K")
     monkeypatch.setattr(module, "load_checkpoint", lambda path: pytest.fail("loaded despite the estimate"))
     assert main(["checkpoints", *map(str, paths), "--corpus", "synthetic", "--top-k", "60"]) == 2
@@ -234,5 +247,157 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
     capsys.readouterr()
     assert main(["checkpoints", *map(str, paths), "--stats", str(out)]) == 2
     assert "needs an estimated" in capsys.readouterr().err
+    scorer = CheckpointScorer(list(range(60)), {}, None, ComparisonSettings(), budget=estimate - 1)
     with pytest.raises(InvalidSizeError, match="checkpoint .*step0.* needs an estimated"):
-        next(module.compare_checkpoints(paths, list(range(60)), {}, budget=estimate - 1))
+        compare_checkpoints(paths, scorer, "inputs")
+
+
+TINYSTORIES = "/work/shared/corpora/tinystories_sample.txt"  # read in place, never copied in
+
+
+@pytest.fixture(scope="module", params=["gpt_neox", "gpt2"])
+def tinystories_models(request, tmp_path_factory):
+    """A model trained 40 Adam steps on the TinyStories sample (batches of 64 windows of T + 1 BPE ids), and a
+    unigram-only control trained the same way on windows of tokens drawn independently from the sample's
+    unigram frequencies (all it can learn is frequency), with the BPE beside them."""
+    import os
+    from pathlib import Path
+
+    from emergence.numerics.corpus.documents import corpus_documents as documents
+    from emergence.numerics.corpus.token_ids import id_corpus
+
+    if not Path(TINYSTORIES).is_file():
+        pytest.fail(f"the shared corpus {TINYSTORIES} is missing")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp(f"tinystories_{request.param}")
+    stories = documents(TINYSTORIES)
+    bpe = train_bpe(stories, vocab_size=300)
+    bpe.save(folder / "tokenizer.json")
+    windows = np.asarray(id_corpus(stories, bpe, 60, T, folder / "ids.int32").ids, dtype=np.int64)
+    vocab = bpe.backend.get_vocab_size()
+    frequency = np.bincount(windows.ravel(), minlength=vocab) / windows.size
+    rng = np.random.default_rng(0)
+    for name in ("trained", "unigram"):
+        model = _model(request.param, vocab)
+        optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+        for _ in range(40):
+            batch = windows[rng.choice(len(windows), 64, replace=False)]
+            if name == "unigram":
+                batch = rng.choice(vocab, size=batch.shape, p=frequency)
+            batch = torch.as_tensor(batch)
+            loss = model(batch, labels=batch).loss
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        model.save_pretrained(folder / name)
+    return request.param, folder / "trained", folder / "unigram"
+
+
+SCORE_KEYS = {"value", "baselines", "strongest_baseline", "excess", "noise", "rank_above_k0",
+              "top_component_removed", "passes", "reason"}
+
+
+def _scores(checkpoint):
+    """Every (where, name, metric, score) of a checkpoint's JSON."""
+    yield from (("direct", "direct", metric, score) for metric, score in checkpoint["direct"].items())
+    for layer in checkpoint["layers"]:
+        for name in ("hidden_bigram", "hidden_value", "key_query", "value", "value_output"):
+            yield from ((layer["layer"], name, metric, score) for metric, score in layer[name].items())
+        for head in layer["heads"]:
+            for name in ("key_query", "value", "value_output"):
+                yield from (((layer["layer"], head["head"]), name, metric, score) for metric, score in head[name].items())
+
+
+def test_gram_and_weight_metrics_with_baselines_fail_a_unigram_only_model(tinystories_models, capsys):
+    """emergence checkpoints ... --json - reports per layer and head the Gram metric and the weight metric, each
+    with its baselines, variants, noise and excess; the unigram-only control passes nowhere; the trained
+    model's layer-0 hidden-state excess is reported with its noise and passes (measured: GPT-2 0.26 +- 0.03,
+    GPT-NeoX 0.66 +- 0.03, with the top component removed 0.22 +- 0.02 and 0.64 +- 0.02)."""
+    family, trained, unigram = tinystories_models
+    assert main(["checkpoints", str(trained), str(unigram), "--corpus", TINYSTORIES, "--top-k", "60", "--T", str(T),
+                 "--json", "-"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["top_k"] == 60 and record["settings"]["forward_windows"] == 256
+    trained_record, control = record["checkpoints"]
+    for checkpoint in (trained_record, control):
+        assert len(checkpoint["layers"]) == LAYERS and all(len(layer["heads"]) == HEADS for layer in checkpoint["layers"])
+        scores = list(_scores(checkpoint))
+        assert {(name, metric) for _, name, metric, _ in scores} == {
+            (n, m) for n, ms in (("direct", "gw"), ("hidden_bigram", "g"), ("hidden_value", "g"), ("key_query", "gw"),
+                                 ("value", "gw"), ("value_output", "w")) for m in [{"g": "gram", "w": "weight"}[c] for c in ms]}
+        for where, name, metric, score in scores:
+            assert set(score) == SCORE_KEYS, (where, name, metric)
+            assert set(score["baselines"]) == {"frequency", "random_init"}
+            assert all(np.isfinite(v) for v in (score["value"], score["excess"], score["noise"], *score["baselines"].values()))
+        for layer in checkpoint["layers"]:  # Delta against the learned positions: GPT-2 only, NeoX says why not
+            positional = layer["positional"]["weight"]
+            if family == "gpt2":
+                assert {"value", "excess", "noise"} <= set(positional) and set(positional["baselines"]) == {"random_init"}
+            else:
+                assert positional == {"passes": False, "reason": position_reason(_model(family, 40), T)}
+    assert not any(score["passes"] for *_, score in _scores(control)), family
+    assert not any(layer["positional"]["weight"]["passes"] for layer in control["layers"])
+    layer0 = trained_record["layers"][0]["hidden_bigram"]["gram"]
+    assert layer0["noise"] > 0 and layer0["passes"], layer0
+    assert layer0["top_component_removed"]["excess"] > 3 * layer0["top_component_removed"]["noise"]
+
+
+def test_corpus_tokenized_once_gives_the_windows_and_vocabulary_of_load_corpus(story_tokenizer):
+    """id_corpus (one streamed encode, in batches of 7 documents, into a memory-mapped id file) equals
+    load_corpus's vocabulary and windows; its ids are the tokenizer's encoding of each window."""
+    from emergence.numerics.corpus.documents import load_corpus
+    from emergence.numerics.corpus.token_ids import id_corpus
+
+    folder, bpe = story_tokenizer
+    path = folder / "ids_tokenizer.json"
+    bpe.save(path)
+    once = id_corpus(iter(corpus_documents("synthetic", seed=0)), bpe, 60, 16, folder / "ids.int32", batch_documents=7)
+    reference = load_corpus("synthetic", tokenizer_name=str(path), vocab_size=60, context_length=16, oov="unk")
+    assert once.vocabulary.tokens == reference.vocabulary.tokens
+    assert np.array_equal(once.sequences, reference.sequences)
+    first = bpe.backend.encode(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False).ids[:17]
+    assert once.ids[0].tolist() == first and isinstance(once.ids, np.memmap) and once.ids.dtype == np.int32
+    assert [bpe.backend.id_to_token(i) for i in once.token_ids] == list(reference.vocabulary.tokens[:-1])
+
+
+def test_a_rerun_over_the_same_folder_resumes_without_loading_a_checkpoint(three_checkpoints, tmp_path, capsys,
+                                                                            monkeypatch):
+    """--out DIR keeps each scored checkpoint; the same command again reads them back (nothing is loaded, no
+    random model is built) and prints the same JSON; a changed input (T) scores them again."""
+    from emergence.validation.leading_terms import checkpoints as module
+
+    family, paths = three_checkpoints
+    argv = ["checkpoints", *map(str, paths[:2]), "--corpus", "synthetic", "--top-k", "40", "--T", "16",
+            "--out", str(tmp_path / "scores"), "--json", "-"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert len(list((tmp_path / "scores").glob("*.json"))) == 2
+    monkeypatch.setattr(module, "load_checkpoint", lambda path: pytest.fail("loaded a finished checkpoint"))
+    monkeypatch.setattr(module, "random_model", lambda path, seed: pytest.fail("built a random model again"))
+    assert main(argv) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["checkpoints"] == first["checkpoints"]
+    assert again["settings"]["inputs"] == first["settings"]["inputs"]
+    with pytest.raises(BaseException, match="loaded a finished checkpoint|built a random model again"):
+        main([*argv[:-6], "--T", "8", *argv[-4:]])
+
+
+def test_the_id_file_keeps_the_windows_the_forward_pass_reads(three_checkpoints, tmp_path, capsys):
+    """--ids FILE holds the corpus's windows of T + 1 tokenizer ids (int32), the same as encoding the corpus."""
+    family, paths = three_checkpoints
+    ids = tmp_path / "ids.int32"
+    assert main(["checkpoints", str(paths[0]), "--corpus", "synthetic", "--top-k", "30", "--T", "16",
+                 "--ids", str(ids), "--json", "-"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    stored = np.fromfile(ids, dtype=np.int32).reshape(-1, 17)
+    assert len(stored) == record["N"] == record["settings"]["windows_available"]
+    backend = transformers.PreTrainedTokenizerFast(tokenizer_file=str(paths[0].parent / "tokenizer.json"))
+    first = backend(corpus_documents("synthetic", seed=0)[0], add_special_tokens=False)["input_ids"][:17]
+    assert stored[0].tolist() == first
+
+
+def test_a_rank_cut_that_leaves_too_few_tokens_is_one_line(three_checkpoints, capsys):
+    family, paths = three_checkpoints
+    assert main(["checkpoints", str(paths[0]), "--corpus", "synthetic", "--top-k", "10", "--k0", "8"]) == 2
+    assert "--k0 must leave at least 3 of the K=10 tokens" in capsys.readouterr().err

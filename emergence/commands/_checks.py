@@ -113,6 +113,15 @@ learning_rate = finite_float(0.0, open_low=True, what="learning rate")
 learning_rate.__name__ = "learning rate"
 
 
+def count_or_all(text: str) -> int | None:
+    """A positive count, or ``all`` (``None``: no limit).
+
+    >>> count_or_all("all") is None, count_or_all("64")
+    (True, 64)
+    """
+    return None if text == "all" else integer(1)(text)
+
+
 def output_file(*suffixes: str, stdout: bool = False) -> Callable[[str], str]:
     """A file the command can write later: its format is known and its folder is (or can be made) writable.
 

@@ -33,11 +33,15 @@ def add_corpus_arguments(parser) -> None:
                         help="array backend for the statistics (default numpy)")
 
 
+def corpus_options(args) -> dict:
+    """The keyword arguments of :func:`emergence.api.basis` (besides the corpus) that the options give."""
+    return dict(tokenizer=args.tokenizer, vocab=args.vocab, T=args.context_length, windows=args.windows, oov=args.oov,
+                seed=args.seed, backend=args.backend, separator=args.separator, bpe_vocab=args.bpe_vocab,
+                stream=getattr(args, "stream", False))
+
+
 def corpus_and_statistics(args, include_interchangeability: bool = True):
     """The corpus the options describe and its basis statistics: :func:`emergence.api.basis`."""
     from emergence.api import basis
 
-    return basis(args.corpus, tokenizer=args.tokenizer, vocab=args.vocab, T=args.context_length,
-                 windows=args.windows, oov=args.oov, seed=args.seed, backend=args.backend,
-                 separator=args.separator, bpe_vocab=args.bpe_vocab, stream=getattr(args, "stream", False),
-                 include_interchangeability=include_interchangeability)
+    return basis(args.corpus, **corpus_options(args), include_interchangeability=include_interchangeability)

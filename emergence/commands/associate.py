@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
+from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_options
 
 NAME = "associate"
 HELP = "nearest tokens of query words under the bigram, interchangeability and context statistics"
@@ -40,93 +40,48 @@ def add_arguments(parser):
                         help="write JSON to PATH, or '-' for stdout")
 
 
-def query_token(corpus, word: str) -> str:
-    """The vocabulary token a query word stands for, or :class:`EmergenceError` giving the true cause.
+def _listed(tokens, scores) -> str:
+    """``token (score)`` pairs, a token with surrounding spaces (or empty) in quotes."""
+    return ", ".join(f"{t!r} ({s:.3g})" if t != t.strip() or not t else f"{t} ({s:.3g})" for t, s in zip(tokens, scores))
 
-    A vocabulary token whose readable form, surrounding spaces ignored, is the word or a single
-    token of the word (or of `` word``) under the corpus tokenizer (``Happy`` -> ``happy`` under
-    ``natural``; ``red`` -> ``Ġred`` under a byte-level BPE); the most frequent match wins.
-    Otherwise the error says which cause applies: the word is a single token that never occurs
-    in the corpus, or one that occurs but is not among the K tokens kept (``--vocab``; its count
-    and rank are given), or it is no single token at all (its pieces are named).
-    """
-    from emergence.base.errors import EmergenceError
-    from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN
 
-    tokenizer, vocabulary, text = corpus.tokenizer, corpus.vocabulary, word.strip()
-    singles = list(dict.fromkeys(parts[0] for parts in map(tokenizer.split, (text, " " + text)) if len(parts) == 1))
-    candidates = ({text} | {tokenizer.readable(token).strip() for token in singles}) - {""}
-    for token in vocabulary.tokens:
-        if token != UNKNOWN_TOKEN and tokenizer.readable(token).strip() in candidates:
-            return token
-    seen = sorted((token for token in singles if vocabulary.counts.get(token, 0) > 0), key=vocabulary.counts.get,
-                  reverse=True)
-    if seen:
-        token, count = seen[0], vocabulary.counts[seen[0]]
-        rank = 1 + sum(other > count for other in vocabulary.counts.values())  # first rank its count can have
-        raise EmergenceError(f"query {word!r} is the {tokenizer.name} token {tokenizer.readable(token)!r}, seen "
-                             f"{count} times (frequency rank {rank} or later): outside the K={vocabulary.kept} most "
-                             "frequent tokens kept (--vocab)")
-    if singles:
-        raise EmergenceError(f"query {word!r} is a single {tokenizer.name} token but never occurs in the corpus")
-    pieces = ", ".join(repr(tokenizer.readable(token)) for token in tokenizer.split(text))
-    raise EmergenceError(f"query {word!r} is not a single {tokenizer.name} token (it splits into {pieces or 'nothing'})")
+def _print_entry(word: str, entry: dict) -> None:
+    from emergence.numerics.leading_terms.associations import ASSOCIATION_KINDS
+
+    if "error" in entry:
+        print(f"\n{word}: {entry['error']}")
+        return
+    print(f"\n{entry['token']!r}" if entry["token"] != word else f"\n{word}")
+    for kind in ASSOCIATION_KINDS:
+        print(f"  {kind:<19} " + (_listed(entry[kind], entry["scores"][kind]) or "(no token seen in this relation)"))
+
+
+def _write_json(record, target: str) -> None:
+    import sys
+
+    from emergence.base.io import to_json_text, write_json_atomic
+
+    if target == "-":
+        sys.stdout.write(to_json_text(record.queries))
+        return
+    path = Path(target)
+    write_json_atomic(path, record.queries)
+    sidecar = path.with_name(path.name + ".provenance.json")
+    write_json_atomic(sidecar, record.provenance)
+    print(f"wrote associations of {len(record.queries)} queries to {path} (provenance in {sidecar})")
 
 
 def run(args) -> int:
-    import sys
+    from emergence.api import associate
 
-    from emergence.numerics.leading_terms.associations import (
-        ASSOCIATION_KINDS,
-        input_frequency,
-        top_association_scores,
-    )
-    from emergence.base.io import provenance, to_json_text, write_json_atomic
-    from emergence.base.errors import EmergenceError, InvalidSizeError
-
-    if args.top < 1:
-        raise InvalidSizeError(f"--top must be at least 1, got {args.top}")
-    basis = corpus_and_statistics(args)
-    corpus, stats = basis.corpus, basis.statistics
-    tokens = corpus.vocabulary.tokens
-    readable = dict(zip(tokens, corpus.readable_tokens))
-    frequency = input_frequency(corpus.inputs, corpus.vocabulary.size)
-    result: dict[str, dict] = {}
-    for word in args.query:
-        try:
-            token = query_token(corpus, word)
-        except EmergenceError as error:
-            result[word] = {"error": str(error)}
-            continue
-        scores = top_association_scores(stats, tokens, token, args.top, args.normalize, frequency, args.min_count)
-        entry: dict = {"token": readable[token]}
-        entry.update({kind: [readable[t] for t, _ in pairs] for kind, pairs in scores.items()})
-        entry["scores"] = {kind: [score for _, score in pairs] for kind, pairs in scores.items()}
-        result[word] = entry
-    if all("error" in entry for entry in result.values()):
-        raise EmergenceError("; ".join(entry["error"] for entry in result.values()))
+    record = associate(args.corpus, args.query, top=args.top, normalize=args.normalize, min_count=args.min_count,
+                       **corpus_options(args))
     if args.json is not None:
-        config = {**basis.config, "query": list(args.query), "top": args.top, "normalize": args.normalize,
-                  "min_count": args.min_count}
-        if args.json == "-":
-            sys.stdout.write(to_json_text(result))
-        else:
-            path = Path(args.json)
-            write_json_atomic(path, result)
-            sidecar = path.with_name(path.name + ".provenance.json")
-            write_json_atomic(sidecar, provenance(config, args.seed if args.corpus == "synthetic" else None))
-            print(f"wrote associations of {len(result)} queries to {path} (provenance in {sidecar})")
+        _write_json(record, args.json)
         return 0
     minimum = f" (tokens seen at least {args.min_count} times as targets)" if args.normalize != "none" else ""
-    print(f"V={len(tokens)}, T={corpus.context_length}, N={corpus.num_sequences} windows; "
+    print(f"V={record.V}, T={record.T}, N={record.N} windows; "
           f"interchangeability normalised: {args.normalize}{minimum}; scores in brackets")
-    for word, entry in result.items():
-        if "error" in entry:
-            print(f"\n{word}: {entry['error']}")
-            continue
-        print(f"\n{entry['token']!r}" if entry["token"] != word else f"\n{word}")
-        for kind in ASSOCIATION_KINDS:
-            listed = ", ".join(f"{t!r} ({s:.3g})" if t != t.strip() or not t else f"{t} ({s:.3g})"
-                               for t, s in zip(entry[kind], entry["scores"][kind]))
-            print(f"  {kind:<19} " + (listed or "(no token seen in this relation)"))
+    for word, entry in record.queries.items():
+        _print_entry(word, entry)
     return 0

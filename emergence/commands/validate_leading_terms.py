@@ -17,7 +17,7 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, seed
+    from emergence.commands._checks import PLOT_FORMATS, count_or_all, integer, output_file, seed
 
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
@@ -29,7 +29,7 @@ def add_arguments(parser):
     parser.add_argument("--epochs", type=integer(1), default=20, metavar="N", help="epochs (default 20)")
     parser.add_argument("--vocab", type=integer(2, what="vocabulary size K"), default=None, metavar="K", help="keep the K most frequent tokens (default: all, at most 500), plus <unk> under --oov unk")
     parser.add_argument("--T", type=integer(1, what="sequence length T"), default=64, dest="context_length", metavar="N", help="sequence length (default 64)")
-    parser.add_argument("--max-sequences", type=_window_count, default=64, metavar="N|all",
+    parser.add_argument("--max-sequences", type=count_or_all, default=64, metavar="N|all",
                         help="train on at most N of the corpus's windows, drawn at random with --seed (default 64); "
                              "all: every window. The output states how many the corpus had")
     parser.add_argument("--batch-size", type=integer(1), default=None, metavar="B", help="SGD batch (default: full batch)")
@@ -53,77 +53,88 @@ def _learning_rate(text: str) -> float | None:
     return None if text == "auto" else learning_rate(text)
 
 
-def _window_count(text: str) -> int | None:
-    """A positive window count, or ``all`` (None: every window)."""
-    from emergence.commands._checks import integer
-
-    return None if text == "all" else integer(1)(text)
-
-
 def _format(value) -> str:
     return "n/a" if value is None else f"{value:.10f}"
 
 
-def run(args) -> int:
-    import sys
-    from pathlib import Path
+def _print_header(args, result: dict) -> None:
+    corpus = result["corpus"]
+    drawn = (f" drawn at random from {corpus['windows_available']} (--max-sequences {args.max_sequences}; "
+             "all: every window)") if corpus["truncated"] else f" (all {corpus['windows_available']})"
+    print(f"corpus {args.corpus}: V={corpus['V']}, T={corpus['T']}, N={corpus['N']} windows{drawn}; "
+          f"lr={result['config']['lr']:.4g}, L={args.layers}, {len(result['steps'])} epochs = {result['steps'][-1]} steps; "
+          f"theorem window s <= {result['step_limit']:.3g} ({sum(result['within_window'])} epochs inside)")
+    moved = result["loss_inside_window"]
+    if moved["change"] is not None:
+        print(f"lr {result['config']['lr']:.4g}{' (auto)' if args.lr is None else ''}: inside the window "
+              f"(s*eta <= {result['window_edge_s_eta']:.3g}) the loss moves {moved['first']:.6f} -> "
+              f"{moved['last']:.6f} ({moved['change']:+.2e})")
+    failed = [name for name, ok in result["size_conditions"].items() if not ok]
+    if failed:
+        print("size conditions of the theorem not met: " + ", ".join(failed))
 
+
+def _print_table(result: dict) -> None:
+    print(f"{'weight':<6}  {'min cos (window)':>16}  {'min cos (all)':>13}  "
+          f"{'slope of log rel.err vs log s*eta: all':>38}  {'later half':>10}")
+    for name in ("W_O", "V", "W", "P"):
+        slopes = [result[key][name] for key in ("relative_error_slope", "relative_error_slope_late")]
+        print(f"{name:<6}  {_format(result['min_cosine_within_window'][name]):>16}  "
+              f"{_format(result['min_cosine'][name]):>13}  "
+              + "  ".join(f"{'n/a' if v is None else f'{v:.3f}':>{w}}" for v, w in zip(slopes, (38, 10))))
+    removal = result["causal_removal"]
+    print(f"loss {result['initial_loss']:.4f} (init) -> {removal['trained']:.4f}; causal removal: "
+          + "; ".join(f"{name} " + "/".join(f"{v:.4f}" for v in removal[name]) for name in ("W_O", "V", "W", "P")))
+
+
+def _validate(args):
+    """The API's validation with a progress bar over the epochs."""
     from emergence.api import validate_leading_terms
-    from emergence.figures import figure_format, save_figure
-    from emergence.base.io import to_json_text, write_json_atomic
     from emergence.base.progress import progress as progress_bar
 
-    for path in (args.plot, args.edge_plot):
-        if path is not None:
-            figure_format(path)
     with progress_bar(args.epochs, "epochs", unit="epoch") as bar:
 
         def progress(done: int, total: int, loss: float) -> None:
             bar.set_postfix(loss=f"{loss:.4f}")
             bar.update(1)
 
-        validation = validate_leading_terms(
+        return validate_leading_terms(
             args.corpus, progress=progress, layers=args.layers, lr=args.lr, epochs=args.epochs,
             vocab_size=args.vocab, context_length=args.context_length, max_sequences=args.max_sequences,
             batch_size=args.batch_size, tokenizer=args.tokenizer, windows=args.windows, oov=args.oov,
             seed=args.seed, device=args.device,
         )
+
+
+def _save_figures(args, validation) -> None:
+    from emergence.figures import save_figure, window_edge_figure
+
+    if args.plot is not None:
+        save_figure(validation.plot(), args.plot)
+    if args.edge_plot is not None:
+        save_figure(window_edge_figure(validation), args.edge_plot)
+
+
+def run(args) -> int:
+    import sys
+    from pathlib import Path
+
+    from emergence.base.io import to_json_text, write_json_atomic
+    from emergence.figures import figure_format
+
+    for path in (args.plot, args.edge_plot):
+        if path is not None:
+            figure_format(path)
+    validation = _validate(args)
     result = validation.to_dict()
     if args.json == "-":
         sys.stdout.write(to_json_text(result))
     else:
         if args.json is not None:
             write_json_atomic(Path(args.json), result)
-        corpus = result["corpus"]
-        drawn = (f" drawn at random from {corpus['windows_available']} (--max-sequences {args.max_sequences}; "
-                 "all: every window)") if corpus["truncated"] else f" (all {corpus['windows_available']})"
-        print(f"corpus {args.corpus}: V={corpus['V']}, T={corpus['T']}, N={corpus['N']} windows{drawn}; "
-              f"lr={result['config']['lr']:.4g}, L={args.layers}, {len(result['steps'])} epochs = {result['steps'][-1]} steps; "
-              f"theorem window s <= {result['step_limit']:.3g} ({sum(result['within_window'])} epochs inside)")
-        moved = result["loss_inside_window"]
-        if moved["change"] is not None:
-            print(f"lr {result['config']['lr']:.4g}{' (auto)' if args.lr is None else ''}: inside the window "
-                  f"(s*eta <= {result['window_edge_s_eta']:.3g}) the loss moves {moved['first']:.6f} -> "
-                  f"{moved['last']:.6f} ({moved['change']:+.2e})")
-        failed = [name for name, ok in result["size_conditions"].items() if not ok]
-        if failed:
-            print("size conditions of the theorem not met: " + ", ".join(failed))
-        print(f"{'weight':<6}  {'min cos (window)':>16}  {'min cos (all)':>13}  "
-              f"{'slope of log rel.err vs log s*eta: all':>38}  {'later half':>10}")
-        for name in ("W_O", "V", "W", "P"):
-            slopes = [result[key][name] for key in ("relative_error_slope", "relative_error_slope_late")]
-            print(f"{name:<6}  {_format(result['min_cosine_within_window'][name]):>16}  "
-                  f"{_format(result['min_cosine'][name]):>13}  "
-                  + "  ".join(f"{'n/a' if v is None else f'{v:.3f}':>{w}}" for v, w in zip(slopes, (38, 10))))
-        removal = result["causal_removal"]
-        print(f"loss {result['initial_loss']:.4f} (init) -> {removal['trained']:.4f}; causal removal: "
-              + "; ".join(f"{name} " + "/".join(f"{v:.4f}" for v in removal[name]) for name in ("W_O", "V", "W", "P")))
+        _print_header(args, result)
+        _print_table(result)
         if args.json is not None:
             print(f"wrote {args.json}")
-    if args.plot is not None:
-        save_figure(validation.plot(), args.plot)
-    if args.edge_plot is not None:
-        from emergence.figures import window_edge_figure
-
-        save_figure(window_edge_figure(validation), args.edge_plot)
+    _save_figures(args, validation)
     return 0

@@ -20,15 +20,17 @@ LayerNorm's gain, and the head's W_Q^h, W_K^h, W_V^h (d x d_h), W_O^h (d_h x d):
   (value times output, paper Eq. 12);
 - the direct path \tilde E_K U_K, compared with \bar B (the output weight's leading term).
 
-The key-query map is formed as (\tilde E_K W_Q^h)(\tilde E_K W_K^h)^\top
-(:func:`key_query_map`), 2 K d d_h + K^2 d_h multiply-adds per head, not as
+The maps are kept as their factors (:func:`token_space_maps`): the key-query map of a head as
+(\tilde E_K W_Q^h, \tilde E_K W_K^h), whose product (\tilde E_K W_Q^h)(\tilde E_K W_K^h)^\top
+(:func:`key_query_map`) costs 2 K d d_h + K^2 d_h multiply-adds, not
 ((\tilde E_K W_Q^h) W_K^{h\top}) \tilde E_K^\top, K d d_h + K d_h d + K^2 d: at Pythia-1.4B's
 d = 2048, d_h = 128 and K = 5000 that is 3.8e9 against 5.4e10.
 
-Checkpoints are compared one at a time (:func:`compare_checkpoints`): each is loaded in its own
-dtype, compared and released before the next is loaded, and its memory is estimated from its
-``config.json`` and weight files before loading (:func:`checkpoint_bytes`), so a checkpoint that
-will not fit is refused in one line instead of being killed mid-run.  Every comparison is the Frobenius cosine tr(A^\top B)/(\|A\|\|B\|).  Fused QKV layouts
+This module loads checkpoints and reads their maps, hidden states and positions; scoring them
+(metrics, baselines, verdicts) and the one-at-a-time, resumable loop over a schedule are
+:mod:`emergence.validation.leading_terms.checkpoint_comparison`.  A checkpoint's memory is
+estimated from its ``config.json`` and weight files before loading (:func:`checkpoint_bytes`), so a
+checkpoint that will not fit is refused in one line instead of being killed mid-run.  Fused QKV layouts
 (GPT-2's ``c_attn`` as [q | k | v], GPT-NeoX's ``query_key_value`` as per-head
 [q_h | k_h | v_h]) are read by :func:`attention_heads` and checked against each model's own
 forward pass in the tests.
@@ -122,16 +124,11 @@ def final_gain(model) -> np.ndarray:
     return _numpy(model.gpt_neox.final_layer_norm.weight)
 
 
-def frobenius_cosine(a: np.ndarray, b: np.ndarray) -> float:
-    r"""tr(A^\top B) / (\|A\|_F \|B\|_F); 0 when either is zero."""
-    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(np.sum(a * b) / norm) if norm > 0 else 0.0
-
-
 WEIGHT_FILE_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt")
-WORKING_KxK_ARRAYS = 4
-"""K x K float64 arrays alive at once while a layer is compared: the head sum, one head's map, the
-value map and the element-wise product inside a cosine."""
+WORKING_KxK_ARRAYS = 10
+"""K x K float64 arrays alive at once while a map is scored: the formed map (weight metric), its
+Gram, the map and its Gram with the top component removed, a permuted copy of the theory and the
+products and masks inside the similarities."""
 WORKING_LAYER_SQUARES = 8
 """d x d float64 numbers of one layer's copies (fused Q, K, V, the output projection and the
 per-head reshapes of the slices)."""
@@ -154,14 +151,15 @@ def checkpoint_bytes(path: str | Path, keep: int) -> float:
     r"""Estimated peak bytes of loading and comparing one checkpoint over ``keep`` tokens, before loading it.
 
     The weights in their own dtype (the size of the weight files: they are loaded as stored) plus
-    the float64 working set of :func:`compare_checkpoint`: the K x d rows of the input and output
-    embeddings and the gain-scaled inputs (3 K d), one layer's copies
+    the float64 working set of :func:`token_space_maps` and the metrics: the K x d rows of the input and output
+    embeddings and the gain-scaled inputs (3 K d), the mean hidden states of every layer (L K d), one layer's copies
     (:data:`WORKING_LAYER_SQUARES` d^2) and :data:`WORKING_KxK_ARRAYS` K x K arrays, at 8 bytes each.
     """
     config = checkpoint_config(path)
     width = int(config.get("hidden_size", config.get("n_embd", 0)))
+    layers = int(config.get("num_hidden_layers", config.get("n_layer", 0)))
     weights = sum(f.stat().st_size for f in Path(path).iterdir() if f.suffix in WEIGHT_FILE_SUFFIXES)
-    return weights + 8.0 * (3 * keep * width + WORKING_LAYER_SQUARES * width**2 + WORKING_KxK_ARRAYS * keep**2)
+    return weights + 8.0 * ((3 + layers) * keep * width + WORKING_LAYER_SQUARES * width**2 + WORKING_KxK_ARRAYS * keep**2)
 
 
 def load_checkpoint(path: str | Path):
@@ -191,13 +189,16 @@ def find_tokenizer(checkpoints: Sequence[str | Path]) -> Path:
     raise EmergenceError(f"no tokenizer.json in {str(first)!r} or its parent; save the corpus tokenizer beside the checkpoints")
 
 
-def leading_term_targets(bigram: np.ndarray, context: np.ndarray, key_query: np.ndarray, keep: int) -> dict[str, np.ndarray]:
+def leading_term_targets(bigram: np.ndarray, context: np.ndarray, key_query: np.ndarray, keep: int,
+                         positional: np.ndarray | None = None) -> dict[str, np.ndarray]:
     r"""The leading-term matrices restricted to the first ``keep`` tokens (``<unk>`` dropped): \bar B,
-    \bar\Phi^\top\bar B^\top, \bar\Phi^\top\bar B^\top\bar B and \bar Q, from the V x V \bar B, \bar\Phi, \bar Q."""
+    \bar\Phi^\top\bar B^\top, \bar\Phi^\top\bar B^\top\bar B and \bar Q, from the V x V \bar B, \bar\Phi, \bar Q;
+    and \Delta (T,) as ``positional`` when given."""
     value = (bigram @ context).T
     cut = (slice(0, keep), slice(0, keep))
-    return {"bigram": bigram[cut], "value": value[cut], "value_output": (value @ bigram)[cut],
-            "key_query": key_query[cut]}
+    targets = {"bigram": bigram[cut], "value": value[cut], "value_output": (value @ bigram)[cut],
+               "key_query": key_query[cut]}
+    return targets if positional is None else {**targets, "positional": np.asarray(positional)}
 
 
 def _rows(weight, ids: np.ndarray) -> np.ndarray:
@@ -215,50 +216,100 @@ def key_query_map(inputs: np.ndarray, query: np.ndarray, key: np.ndarray) -> np.
     return (inputs @ query) @ (inputs @ key).T
 
 
-def compare_checkpoint(model, token_ids: Sequence[int], targets: dict[str, np.ndarray]) -> dict:
-    """Frobenius cosines of one checkpoint's token-space matrices with the leading-term ``targets``.
 
-    Works layer by layer and head by head, so at most :data:`WORKING_KxK_ARRAYS` K x K arrays are alive."""
+
+def learned_positions(model, length: int | None) -> np.ndarray | None:
+    """The first ``length`` learned position embeddings (GPT-2's ``wpe``), (T, d); ``None`` for rotary
+    models (GPT-NeoX), without ``length`` or when the model has fewer positions."""
+    if length is None or model.config.model_type != "gpt2" or length > model.config.n_positions:
+        return None
+    return _numpy(model.transformer.wpe.weight[:length])
+
+
+def position_reason(model, length: int | None) -> str:
+    """Why a model has no positional comparison (see :func:`learned_positions`)."""
+    if model.config.model_type != "gpt2":
+        return "rotary position embeddings (GPT-NeoX) have no learned positional weight to compare with Delta"
+    if length is None:
+        return "no Delta (the statistics file has none)"
+    return f"T={length} exceeds the model's {model.config.n_positions} learned positions"
+
+
+def token_space_maps(model, token_ids: Sequence[int], hidden: Sequence[np.ndarray] | None = None,
+                     length: int | None = None) -> Iterator[tuple[tuple[int, ...], str, np.ndarray]]:
+    r"""``(location, kind, matrix)`` of every token-space map of ``model``, one at a time.
+
+    ``location``: ``()`` for the direct path, ``(l,)`` for layer l, ``(l, h)`` for head h of layer l.
+    ``kind``: ``direct`` (\tilde E_K U_K), ``key_query`` ((E W_Q^h)(E W_K^h)^\top, and its sum over
+    heads), ``value`` ((E W_V^h)(W_O^h U_K), and its sum over heads: the layer's attention
+    input/output map), ``hidden`` (the layer's mean hidden states ``hidden[l]``, K x d, when given) and
+    ``positional`` (the lag profile of (P W_Q^h)(P W_K^h)^\top over the first ``length`` learned positions
+    P, gain-scaled, per head and summed: :func:`~emergence.numerics.leading_terms.positions.lag_profile`;
+    GPT-2 only, see :func:`learned_positions`).  The maps come as
+    :class:`~emergence.numerics.leading_terms.token_metrics.Factored` (K x d_h factors; the head sums
+    K x d), never as K x K arrays."""
+    from emergence.numerics.leading_terms.positions import lag_profile
+    from emergence.numerics.leading_terms.token_metrics import Factored
+
+    positions = learned_positions(model, length)
     ids = np.asarray(token_ids)
     embedding = _rows(model.get_input_embeddings().weight, ids)  # (K, d)
     unembedding = (_rows(model.get_output_embeddings().weight, ids) * final_gain(model)).T  # (d, K)
-    layers = []
+    yield (), "direct", Factored(embedding, unembedding.T)
     for number, heads in enumerate(iter_attention_heads(model)):
         inputs = embedding * heads.gain
-        summed = np.zeros((len(ids), len(ids)))
-        per_head = []
-        for head, (query, key) in enumerate(zip(heads.query, heads.key)):
-            single = key_query_map(inputs, query, key)
-            per_head.append({"head": head, "key_query": frobenius_cosine(single, targets["key_query"])})
-            summed += single
-            del single
-        value_output = inputs @ np.einsum("hdi,hie->de", heads.value, heads.output) @ unembedding
-        layers.append({
-            "layer": number,
-            "value": frobenius_cosine(value_output, targets["value"]),
-            "value_output": frobenius_cosine(value_output, targets["value_output"]),
-            "key_query": frobenius_cosine(summed, targets["key_query"]),
-            "heads": per_head,
-        })
-    return {"direct": frobenius_cosine(embedding @ unembedding, targets["bigram"]), "layers": layers}
+        per_head = {"key_query": [], "value": []}
+        for head in range(len(heads.query)):
+            for kind, single in (("key_query", Factored(inputs @ heads.query[head], inputs @ heads.key[head])),
+                                 ("value", Factored(inputs @ heads.value[head], (heads.output[head] @ unembedding).T))):
+                yield (number, head), kind, single
+                per_head[kind].append(single)
+        for kind, parts in per_head.items():
+            yield (number,), kind, Factored.concatenate(parts)
+        del per_head
+        if hidden is not None:
+            yield (number,), "hidden", hidden[number]
+        if positions is not None:
+            scaled = positions * heads.gain
+            profiles = [lag_profile(key_query_map(scaled, q, k)) for q, k in zip(heads.query, heads.key)]
+            yield from (((number, head), "positional", profile) for head, profile in enumerate(profiles))
+            yield (number,), "positional", np.sum(profiles, axis=0)
 
 
-def compare_checkpoints(paths: Sequence[str | Path], token_ids: Sequence[int], targets: dict[str, np.ndarray],
-                        budget: float | None = None) -> Iterator[dict]:
-    """:func:`compare_checkpoint` of each folder in turn: estimate (:func:`checkpoint_bytes`, refused by
-    :func:`~emergence.base.limits.check_memory` when over the budget), load, compare, release."""
-    import gc
+def mean_hidden_states(model, windows: np.ndarray, token_ids: Sequence[int], batch: int = 16) -> list[np.ndarray]:
+    r"""Per layer l, the mean over the corpus positions of each of the K tokens of the output of block l
+    (``hidden_states[l + 1]`` of ``transformers``; the last layer's is taken after the final LayerNorm,
+    as ``transformers`` returns it), (K, d) float64; a token that never occurs has a zero row.
 
-    from emergence.base.limits import check_memory
+    ``windows``: (N, T + 1) tokenizer ids; the first T of each window are fed, in batches of ``batch``."""
+    import torch
 
-    for path in paths:
-        rows = int(checkpoint_config(path).get("vocab_size", 0))
-        if max(token_ids) >= rows:
-            raise EmergenceError(f"checkpoint {str(path)!r} has {rows} embedding rows, fewer than the tokenizer's ids")
-        check_memory(checkpoint_bytes(path, len(token_ids)), f"checkpoint {str(path)!r}",
-                     "compare fewer tokens (--top-k) or free memory", budget)
-        model = load_checkpoint(path)
-        result = {"path": str(path), **compare_checkpoint(model, token_ids, targets)}
-        del model
-        gc.collect()
-        yield result
+    ids = np.asarray(token_ids)
+    inputs = np.asarray(windows)[:, :-1]
+    lookup = np.full(int(max(inputs.max(), ids.max())) + 1, -1, dtype=np.int64)
+    lookup[ids] = np.arange(len(ids))
+    rows = torch.as_tensor(lookup[inputs])
+    width = model.get_input_embeddings().weight.shape[1]
+    sums = torch.zeros((model.config.num_hidden_layers, len(ids), width), dtype=torch.float64)
+    with torch.no_grad():
+        for start in range(0, len(inputs), batch):
+            batch_ids = torch.as_tensor(np.asarray(inputs[start : start + batch], dtype=np.int64))
+            states = model(batch_ids, output_hidden_states=True).hidden_states
+            where = rows[start : start + batch].reshape(-1)
+            kept = where >= 0
+            for layer, state in enumerate(states[1:]):
+                sums[layer].index_add_(0, where[kept], state.reshape(-1, width)[kept].to(torch.float64))
+    counts = torch.bincount(rows[rows >= 0], minlength=len(ids)).clamp(min=1).to(torch.float64)
+    return [(layer / counts[:, None]).numpy() for layer in sums]
+
+
+def random_model(path: str | Path, seed: int = 0):
+    """A randomly initialised model of the checkpoint's shape (its ``config.json``, the library's own
+    initialisation, seeded), in eval mode: the random-init baseline."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(str(path), local_files_only=True)
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(config).eval()

@@ -227,17 +227,63 @@ def _loss_inside_window(losses: list[float], within: list[bool]) -> dict[str, An
     return {"first": inside[0], "last": inside[-1], "change": inside[-1] - inside[0]}
 
 
-def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[str, Any]:
-    """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary.
-
-    ``progress(epoch, epochs, loss)`` is called after every epoch when given.
-    """
+def _check_run(config: LeadingTermRun) -> None:
+    """One-line errors for sizes, the learning rate and a missing GPU, before any work."""
     if config.epochs < 1 or config.layers < 1 or (config.max_sequences or 1) < 1:
         raise InvalidSizeError("epochs, layers and max_sequences must be at least 1")
     if config.lr is not None and not (config.lr > 0 and math.isfinite(config.lr)):
         raise InvalidSizeError(f"learning rate must be positive and finite, got {config.lr}")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise EmergenceError("device 'cuda' requested but torch sees no GPU; use --device cpu")
+
+
+def _train_epoch(model, optimizer, windows: torch.Tensor, order: torch.Tensor, batch: int, epoch: int) -> list[float]:
+    """One pass of SGD over ``windows`` in ``order``, ``batch`` windows a step; the batch losses.
+    :class:`DivergenceError` when a loss or a parameter is not finite."""
+    losses = []
+    for start in range(0, len(windows), batch):
+        optimizer.zero_grad()
+        batch_loss = model.loss(windows[order[start : start + batch].to(windows.device)])
+        batch_loss.backward()
+        optimizer.step()
+        losses.append(float(batch_loss.detach()))
+    if not all(math.isfinite(v) for v in losses) or not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise DivergenceError(f"training diverged at epoch {epoch + 1} (loss {float(np.mean(losses))}); lower --lr")
+    return losses
+
+
+def _compare_epoch(model, step: int, lr: float, directions: dict, cosine: dict, error: dict) -> None:
+    """Append every layer's cosine and relative error against its leading term after ``step`` steps."""
+    coefficients = step_coefficients(step, lr)
+    for name, trained_layers in _weights(model).items():
+        predicted = float(coefficients[name]) * directions[name]
+        for layer, trained in enumerate(trained_layers):
+            cosine[name][layer].append(frobenius_cosine(trained, predicted))
+            error[name][layer].append(relative_error(trained, predicted))
+
+
+def _summaries(cosine: dict, error: dict, s_eta: list[float], within: list[bool]) -> dict[str, Any]:
+    """Minimum cosines (all epochs, inside the window) and fitted error slopes (all epochs, later half)."""
+    per_component_error = {name: mean_over_layers(error[name]) for name in COMPONENTS}
+    half = len(s_eta) // 2
+    return {
+        "min_cosine": {name: min((v for layer in cosine[name] for v in layer if v is not None), default=None)
+                       for name in COMPONENTS},
+        "min_cosine_within_window": {
+            name: minimum_over([minimum_over(list(values)) for values in zip(*cosine[name])], within)
+            for name in COMPONENTS},
+        "relative_error_slope": {name: _fitted_slope(s_eta, per_component_error[name]) for name in COMPONENTS},
+        "relative_error_slope_late": {name: _fitted_slope(s_eta[half:], per_component_error[name][half:])
+                                      for name in COMPONENTS},
+    }
+
+
+def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[str, Any]:
+    """Train, compare per epoch, fit slopes, remove directions; a JSON-ready dictionary.
+
+    ``progress(epoch, epochs, loss)`` is called after every epoch when given.
+    """
+    _check_run(config)
     corpus, available = _training_windows(config)
     V, T, N = corpus.vocabulary.size, corpus.context_length, corpus.num_sequences
     if config.lr is None:
@@ -254,39 +300,21 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
     shuffler = torch.Generator().manual_seed(config.seed)
     limit = step_limit(config.lr, T, config.layers)
 
-    steps, losses = [], []
+    steps: list[int] = []
+    losses: list[float] = []
     cosine = {name: [[] for _ in range(1 if name == "W_O" else config.layers)] for name in COMPONENTS}
     error = {name: [[] for _ in range(1 if name == "W_O" else config.layers)] for name in COMPONENTS}
-    step = 0
     for epoch in range(config.epochs):
         order = torch.randperm(N, generator=shuffler) if batch < N else torch.arange(N)
-        batch_losses = []
-        for start in range(0, N, batch):
-            optimizer.zero_grad()
-            batch_loss = model.loss(windows[order[start : start + batch].to(config.device)])
-            batch_loss.backward()
-            optimizer.step()
-            batch_losses.append(float(batch_loss.detach()))
-            step += 1
-        loss = float(np.mean(batch_losses))
-        if not all(math.isfinite(v) for v in batch_losses) or not all(
-            bool(torch.isfinite(p).all()) for p in model.parameters()
-        ):
-            raise DivergenceError(f"training diverged at epoch {epoch + 1} (loss {loss}); lower --lr")
-        steps.append(step)
-        losses.append(loss)
-        coefficients = step_coefficients(step, config.lr)
-        for name, trained_layers in _weights(model).items():
-            predicted = float(coefficients[name]) * directions[name]
-            for layer, trained in enumerate(trained_layers):
-                cosine[name][layer].append(frobenius_cosine(trained, predicted))
-                error[name][layer].append(relative_error(trained, predicted))
+        batch_losses = _train_epoch(model, optimizer, windows, order, batch, epoch)
+        steps.append((steps[-1] if steps else 0) + len(batch_losses))
+        losses.append(float(np.mean(batch_losses)))
+        _compare_epoch(model, steps[-1], config.lr, directions, cosine, error)
         if progress is not None:
-            progress(epoch + 1, config.epochs, loss)
+            progress(epoch + 1, config.epochs, losses[-1])
 
     within = [s <= limit for s in steps]
     s_eta = [s * config.lr for s in steps]
-    per_component_error = {name: mean_over_layers(error[name]) for name in COMPONENTS}
     return {
         "config": asdict(config),
         "corpus": {"V": V, "T": T, "N": N, "windows_available": available, "truncated": N < available,
@@ -303,20 +331,6 @@ def run_leading_term_validation(config: LeadingTermRun, progress=None) -> dict[s
         "size_conditions": size_conditions(V, T, config.layers),
         "cosine": cosine,
         "relative_error": error,
-        "min_cosine": {
-            name: min((v for layer in cosine[name] for v in layer if v is not None), default=None)
-            for name in COMPONENTS
-        },
-        "min_cosine_within_window": {
-            name: minimum_over([minimum_over(list(values)) for values in zip(*cosine[name])], within)
-            for name in COMPONENTS
-        },
-        "relative_error_slope": {
-            name: _fitted_slope(s_eta, per_component_error[name]) for name in COMPONENTS
-        },
-        "relative_error_slope_late": {
-            name: _fitted_slope(s_eta[len(s_eta) // 2 :], per_component_error[name][len(s_eta) // 2 :])
-            for name in COMPONENTS
-        },
+        **_summaries(cosine, error, s_eta, within),
         "causal_removal": causal_removal(model, windows, directions),
     }
