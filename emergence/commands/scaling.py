@@ -42,23 +42,7 @@ def run(args) -> int:
           + f" (model {report['convention']['architecture']}, reconstruction; {args.dps} digits; "
           f"criterion: {report['criterion']})")
     for sweep in verdict.sweeps():
-        variable, sizes, fit = sweep["variable"], sweep["sizes"], report["fit"][sweep["variable"]]
-        print(f"  sweep over {variable}: {variable} = {sizes[0]} .. {sizes[-1]} ({len(sizes)} sizes)")
-        print(f"    ratio to law: {sweep['ratio'][0]:.6g} .. {sweep['ratio'][-1]:.6g}")
-        print(f"    measured local exponent d ln P / d ln {variable}: {sweep['exponent']:.4f} "
-              f"(spread over the last {min(3, len(sweep['local_exponent']))}: {sweep['spread']:.4f})")
-        print(f"    residual exponent of the ratio at the largest size: {sweep['residual_exponent']:+.4f} "
-              + (f"(tolerance {report['tolerance']})" if report["criterion"] == "data"
-                 else "(reported; not in the verdict: log corrections keep it far from 0 at these sizes)"))
-        coefficients = ", ".join(f"{k}={v:.6g}" for k, v in sweep["fit"].items())
-        print(f"    fit {sweep['fit_form']}: {coefficients}; relative rms residual {sweep['fit_residual']:.2e}")
-        if "reference" in fit:
-            compared = fit["reference"]
-            print(f"    derived form {compared['form']}: ratio {compared['ratio'][0]:.6g} .. {compared['ratio'][-1]:.6g}")
-            if compared["law_constant"] is not None:
-                ratio = fit.get("fitted_over_derived")
-                print(f"    constant: fitted c = {fit['coefficients']['c']:.6g}, derived lim form/law = "
-                      f"{compared['law_constant']:.6g}, fitted/derived = " + (f"{ratio:.4g}" if ratio else "n/a"))
+        _print_sweep(sweep, report)
     if "certification" in report:
         _print_certification(report)
     print(f"  holds: {str(report['holds']).lower()}")
@@ -67,6 +51,28 @@ def run(args) -> int:
     elif args.json:
         print(f"wrote {write_json_atomic(args.json, report)}")
     return 0
+
+
+def _print_sweep(sweep: dict, report: dict) -> None:
+    """One sweep of the claim: its sizes, ratio to the law, local exponent, fit and the derived form beside it."""
+    variable, sizes, fit = sweep["variable"], sweep["sizes"], report["fit"][sweep["variable"]]
+    print(f"  sweep over {variable}: {variable} = {sizes[0]} .. {sizes[-1]} ({len(sizes)} sizes)")
+    print(f"    ratio to law: {sweep['ratio'][0]:.6g} .. {sweep['ratio'][-1]:.6g}")
+    print(f"    measured local exponent d ln P / d ln {variable}: {sweep['exponent']:.4f} "
+          f"(spread over the last {min(3, len(sweep['local_exponent']))}: {sweep['spread']:.4f})")
+    print(f"    residual exponent of the ratio at the largest size: {sweep['residual_exponent']:+.4f} "
+          + (f"(tolerance {report['tolerance']})" if report["criterion"] == "data"
+             else "(reported; not in the verdict: log corrections keep it far from 0 at these sizes)"))
+    coefficients = ", ".join(f"{k}={v:.6g}" for k, v in sweep["fit"].items())
+    print(f"    fit {sweep['fit_form']}: {coefficients}; relative rms residual {sweep['fit_residual']:.2e}")
+    if "reference" not in fit:
+        return
+    compared = fit["reference"]
+    print(f"    derived form {compared['form']}: ratio {compared['ratio'][0]:.6g} .. {compared['ratio'][-1]:.6g}")
+    if compared["law_constant"] is not None:
+        ratio = fit.get("fitted_over_derived")
+        print(f"    constant: fitted c = {fit['coefficients']['c']:.6g}, derived lim form/law = "
+              f"{compared['law_constant']:.6g}, fitted/derived = " + (f"{ratio:.4g}" if ratio else "n/a"))
 
 
 def _print_certification(report: dict) -> None:

@@ -436,46 +436,22 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
     ``transitions``: what measures a sweep's sizes, with the signature of
     :func:`measure_transitions` (the default; a sweep executor is passed in from above).
     """
-    if claim_name not in CLAIMS:
-        raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
-    if dps < 15:
-        raise EmergenceError(f"--dps must be at least 15, got {dps}")
-    claim = CLAIMS[claim_name] if law is None else CLAIMS[claim_name].with_law(law)
-    if reference is None:
-        derived = derived_reference(claim_name, convention or default_convention()) if kernels is None else None
-        reference = derived if derived is not None else kernel_reference(claim_name, convention, kernels)
+    claim, reference = _claim_and_reference(claim_name, convention, dps, kernels, reference, law)
     certifiable = reference is not None and reference.landing is not None and claim.kind == "log"
     ctx = context(dps)
     for sweep in claim.sweeps:  # a law that is not finite and positive fails before any long work
         for L, V in sweep.sizes(fast):
             claim.law_value(L, V, ctx)
+    measure = transitions or measure_transitions
     sizes, values, ratios, exponents, fits, verdicts = [], [], {}, {}, {}, []
     tolerance, extra = None, {}
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
-        measured = [ctx.mpf(m) for m in (transitions or measure_transitions)(CLAIMS[claim_name], points, convention,
-                                                                              dps, kernels)]
-        xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
-        law_values = [claim.law_value(L, V, ctx) for L, V in points]
-        check = scaling_check(xs, measured, law_values, kind=claim.kind, ctx=ctx)
-        fit = dict(check["fit"], residual_exponent=check["residual_exponent"])
-        holds = check["holds"]
-        if reference is not None:
-            comparison = _compare_with_reference(reference, points, xs, measured, claim.kind, ctx, law)
-            fit["reference"] = comparison
-            derived = comparison["law_constant"]
-            fit["derived_constant"] = derived
-            fit["fitted_over_derived"] = (fit["coefficients"]["c"] / derived
-                                          if derived is not None and math.isfinite(derived) and derived > 0 else None)
-            holds = holds and comparison["consistent"]
+        measured = [ctx.mpf(m) for m in measure(CLAIMS[claim_name], points, convention, dps, kernels)]
+        check, fit, holds = _sweep_verdict(claim, sweep, points, measured, reference, law, ctx)
         if certifiable and reference is not None:  # certifiable implies a reference
-            constant = fit["coefficients"]["c"]
-            certification = certify_balance(claim, reference, convention, sweep.fixed, dps, kernels)
-            asymptotic = asymptotic_residual(claim, reference, sweep.fixed, ctx)
-            extra = {"certification": certification, "asymptotic": asymptotic,
-                     "effective_log_power": effective_log_power([p[0] for p in points], measured, ctx)}
-            holds = (fit["reference"]["consistent"] and certification["consistent"] and asymptotic["consistent"]
-                     and math.isfinite(constant) and constant > 0)
+            extra, holds = _certified_verdict(claim, reference, convention, sweep, points, measured, fit, dps,
+                                              kernels, ctx)
         sizes += [{"L": L, "V": V, "sweep": sweep.variable} for L, V in points]
         values += [float(m) for m in measured]
         ratios[sweep.variable] = check["ratio"]
@@ -498,6 +474,58 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
         "dps": dps,
         **extra,
     }
+
+
+def _claim_and_reference(claim_name: str, convention, dps: int, kernels, reference: Reference | None,
+                         law: Law | None) -> tuple[Claim, Reference | None]:
+    """The claim (with ``law`` in place of its own when given) and the reference :func:`scaling_report` compares
+    with; refuses an unknown claim or fewer than 15 digits."""
+    if claim_name not in CLAIMS:
+        raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
+    if dps < 15:
+        raise EmergenceError(f"--dps must be at least 15, got {dps}")
+    claim = CLAIMS[claim_name] if law is None else CLAIMS[claim_name].with_law(law)
+    if reference is None:
+        derived = derived_reference(claim_name, convention or default_convention()) if kernels is None else None
+        reference = derived if derived is not None else kernel_reference(claim_name, convention, kernels)
+    return claim, reference
+
+
+def _sweep_verdict(claim: Claim, sweep, points, measured, reference: Reference | None, law: Law | None,
+                   ctx) -> tuple[dict, dict, bool]:
+    """The data criterion on one sweep: :func:`scaling_check`, and the comparison with ``reference`` when known.
+
+    Returns the check, the fit (with ``reference``, ``derived_constant`` and ``fitted_over_derived`` where
+    a reference is known) and whether the sweep holds."""
+    xs = [ctx.mpf(L if sweep.variable == "L" else V) for L, V in points]
+    law_values = [claim.law_value(L, V, ctx) for L, V in points]
+    check = scaling_check(xs, measured, law_values, kind=claim.kind, ctx=ctx)
+    fit = dict(check["fit"], residual_exponent=check["residual_exponent"])
+    holds = check["holds"]
+    if reference is not None:
+        comparison = _compare_with_reference(reference, points, xs, measured, claim.kind, ctx, law)
+        fit["reference"] = comparison
+        derived = comparison["law_constant"]
+        fit["derived_constant"] = derived
+        fit["fitted_over_derived"] = (fit["coefficients"]["c"] / derived
+                                      if derived is not None and math.isfinite(derived) and derived > 0 else None)
+        holds = holds and comparison["consistent"]
+    return check, fit, holds
+
+
+def _certified_verdict(claim: Claim, reference: Reference, convention, sweep, points, measured, fit: dict,
+                       dps: int, kernels, ctx) -> tuple[dict, bool]:
+    """The derived-balance criterion on one sweep: the report's ``certification``, ``asymptotic`` and
+    ``effective_log_power``, and whether the sweep holds (data near the balance, the full action near it at
+    every certification size, the law's residual power of ln L small, the fitted constant positive)."""
+    constant = fit["coefficients"]["c"]
+    certification = certify_balance(claim, reference, convention, sweep.fixed, dps, kernels)
+    asymptotic = asymptotic_residual(claim, reference, sweep.fixed, ctx)
+    extra = {"certification": certification, "asymptotic": asymptotic,
+             "effective_log_power": effective_log_power([p[0] for p in points], measured, ctx)}
+    holds = (fit["reference"]["consistent"] and certification["consistent"] and asymptotic["consistent"]
+             and math.isfinite(constant) and constant > 0)
+    return extra, holds
 
 
 def _compare_with_reference(reference: Reference, points, xs, measured, kind: str, ctx, law: Law | None = None) -> dict:
