@@ -435,7 +435,7 @@ def copy_task_step(context: DemoContext) -> Section:
                  "starts (the lower action kept), SGLD its posterior means.",
         comparison="; ".join(summary) + ". (The reduced theory is a saddle point on the two order parameters: "
                    "the MAP tests it directly, while SGLD's posterior means also carry the fluctuations of all "
-                   "other attention weights, which the saddle drops; docs/validation_copy_head.md measures both.)",
+                   "other attention weights, which the saddle drops; docs/notes/validation_copy_head.md measures both.)",
     )
 
 
