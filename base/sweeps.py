@@ -262,4 +262,4 @@ def run_sweep(
     finally:
         if bar is not None:
             bar.close()
-    return results  # type: ignore[return-value]
+    return results

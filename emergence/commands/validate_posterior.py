@@ -98,7 +98,7 @@ def _centres(text: str) -> list[float]:
 
 
 def _print_umbrella(report) -> None:
-    measured, predicted, agreement = report["measured"], report["predicted"], report["agreement"]
+    measured, agreement = report["measured"], report["agreement"]
     print(f"{'P':>7} {'Delta F (nats)':>15} {'theory':>7} {'copy mass':>9} {'aG mean':>8} {'theory':>7} "
           f"{'basins (uniform, copy)':>23} {'R-hat':>6} {'ESS':>5} {'overlap':>7}")
     for i in range(len(measured["P"])):

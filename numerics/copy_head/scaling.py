@@ -444,7 +444,8 @@ def scaling_report(claim_name: str, convention=None, *, dps: int = 50, fast: boo
             claim.law_value(L, V, ctx)
     measure = transitions or measure_transitions
     sizes, values, ratios, exponents, fits, verdicts = [], [], {}, {}, {}, []
-    tolerance, extra = None, {}
+    tolerance = None
+    extra: dict = {}  # the certified sweep's report entries (derived-balance criterion)
     for sweep in claim.sweeps:
         points = sweep.sizes(fast)
         measured = [ctx.mpf(m) for m in measure(CLAIMS[claim_name], points, convention, dps, kernels)]
