@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 P_AXIS = "training sequences $P$ (log scale)"
 ORDER_AXIS = "order parameter (dimensionless)"
@@ -481,22 +481,3 @@ def leading_weights_figure(record, ax=None):
         axis.set_ylabel("token index")
         figure.colorbar(image, ax=axis, label="weight (dimensionless)")
     return figure
-
-
-FIGURE_KINDS: dict[str, tuple[str, Any]] = {
-    "phase_diagram": ("PhaseDiagram", phase_diagram_figure),
-    "copy_task": ("CopyHeadValidation", copy_task_figure),
-    "leading_cosines": ("LeadingTermValidation", leading_cosines_figure),
-    "scaling_ratios": ("ScalingVerdict", scaling_ratios_figure),
-}
-"""A stored figure's kind -> (record class in :mod:`emergence.records`, drawing function)."""
-
-
-def draw_stored(kind: str, data: dict | list, path: str | Path) -> Path:
-    """Draw a figure stored as JSON (a record's ``to_dict()``, or a list of them) and write it."""
-    from emergence import records
-
-    record_name, draw = FIGURE_KINDS[kind]
-    loader = getattr(records, record_name).from_dict
-    record = [loader(item) for item in data] if isinstance(data, list) else loader(data)
-    return save_figure(draw(record), path)
