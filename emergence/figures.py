@@ -423,7 +423,7 @@ def free_energy_figure(report: dict, ax=None):
 def scaling_ratios_figure(verdicts, ax=None):
     """Each claim's transition divided by its claimed law against the swept size (log axes), one
     panel per (claim, sweep), with the derived large-size form where one exists."""
-    from emergence.numerics.copy_head.scaling import CLAIMS
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     verdicts = list(verdicts) if isinstance(verdicts, (list, tuple)) else [verdicts]
     panels = [(verdict, sweep) for verdict in verdicts for sweep in verdict.sweeps()]

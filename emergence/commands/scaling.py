@@ -13,7 +13,7 @@ HELP = "check a copy-head scaling claim (P* ~ L ln^2 L, P1 ~ V^2, crossover ~ L^
 
 def add_arguments(parser):
     from emergence.commands._checks import add_executor_arguments, integer, output_file
-    from emergence.numerics.copy_head.scaling import CLAIMS
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     parser.add_argument("--claim", required=True, choices=tuple(CLAIMS))
     parser.add_argument("--law", help="test this law instead of the claim's, on the same data with the same criterion: "
@@ -76,7 +76,7 @@ def _print_sweep(sweep: dict, report: dict) -> None:
 
 
 def _print_certification(report: dict) -> None:
-    """The derived-balance part of the criterion (softmax claim; see numerics/copy_head/scaling.py)."""
+    """The derived-balance part of the criterion (softmax claim; see numerics/copy_head/scaling_certification.py)."""
     certified, asymptotic = report["certification"], report["asymptotic"]
     print(f"  effective power of ln L at the largest size: {report['effective_log_power']:.3f} (data), "
           f"{certified['effective_log_power']:.3f} (full action, L = {certified['sizes'][-1]:.0e})")
