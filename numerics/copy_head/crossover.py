@@ -39,16 +39,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from emergence.numerics.copy_head.minimisation import newton_polish
+from emergence.numerics.copy_head.branches import branch_point
 
 LOG_STEP = 1e-4
 """Step in :math:`\\ln P` of the central difference of :math:`c_G`."""
-
-
-def branch_point(action, y_start, P: float) -> np.ndarray:
-    """The local minimum at ``P`` reached by Newton from ``y_start`` (shape ``(k,)``)."""
-    y, _ = newton_polish(action, np.asarray(y_start, dtype=float)[:, None], np.array([P]))
-    return action.canonical(y)[:, 0]
 
 
 def copy_slope(action, y_start, log_P: float, step: float = LOG_STEP) -> float:

@@ -41,7 +41,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
+from emergence.numerics.copy_head.branches import action_difference, branch_birth
+from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -50,37 +51,6 @@ def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | N
     lower = np.stack([minima.at(int(i))[0][:, 0] for i in indices], axis=1) if len(indices) else None
     upper = np.stack([minima.at(int(i))[0][:, -1] for i in indices], axis=1) if len(indices) else None
     return indices, lower, upper
-
-
-def action_difference(action, lower_start, upper_start, P: float) -> float:
-    r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
-    starts = np.stack([np.asarray(lower_start, dtype=float), np.asarray(upper_start, dtype=float)], axis=1)
-    lower, upper = action.canonical(newton_polish(action, starts, np.array([P, P]))[0]).T
-    if np.abs(upper - lower).max() < 1e-6 * (1 + np.abs(upper).max()):
-        raise ValueError("the two branches merged")
-    values = action.value(np.stack([lower, upper], axis=1), np.array([P, P]))
-    return float(values[1] - values[0])
-
-
-def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
-    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) ends towards ``P_before``, by bisection in :math:`\ln P`.
-
-    The branch exists at ``P`` when Newton from its last known point stays on it (moves less
-    than a tenth of the branch's distance to where it lands when it has vanished).  Accurate
-    to about ``1e-6`` relative: the minimum flattens at the fold.
-    """
-    outside, _ = newton_polish(action, y_after[:, None], np.array([P_before]))
-    scale = 0.1 * np.abs(action.canonical(outside)[:, 0] - y_after).max()
-    low, high, known = np.log(P_before), np.log(P_after), y_after
-    for _ in range(steps):
-        middle = 0.5 * (low + high)
-        y, converged = newton_polish(action, known[:, None], np.array([np.exp(middle)]))
-        y = action.canonical(y)[:, 0]
-        if converged[0] and np.abs(y - known).max() < scale:
-            high, known = middle, y
-        else:
-            low = middle
-    return float(np.exp(high))
 
 
 def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
@@ -122,7 +92,7 @@ def coexistence_point(action, minima: LocalMinima) -> float | None:
     The branches through the global minima on either side of the jump are followed in
     :math:`P`; :math:`P^\ast` is the root of their action difference.  When the new branch
     does not exist on the near side of the jump, the bracket starts at its birth (located by
-    :func:`branch_birth`), and where the old branch dies inside the interval it ends at its
+    :func:`~.branches.branch_birth`), and where the old branch dies inside the interval it ends at its
     death; without a sign change in between, the birth (new branch lower there) or the
     death is returned.
     """

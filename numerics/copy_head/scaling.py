@@ -22,7 +22,8 @@ from typing import Callable
 import numpy as np
 
 from emergence.numerics.asymptotics import local_exponents, scaling_check
-from emergence.numerics.copy_head.crossover import branch_point, copy_onset
+from emergence.numerics.copy_head.branches import branch_point
+from emergence.numerics.copy_head.crossover import copy_onset
 from emergence.numerics.copy_head.first_order import coexistence_point, coexisting_branches, jump_intervals
 from emergence.numerics.copy_head.minimisation import local_minima
 from emergence.numerics.copy_head.precise import (
