@@ -32,16 +32,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from emergence.numerics.copy_head.minimisation import newton_polish
+from emergence.numerics.copy_head.minimisation import Minimisable, newton_polish
 
 
-def branch_point(action, y_start, P: float) -> np.ndarray:
+def branch_point(action: Minimisable, y_start, P: float) -> np.ndarray:
     """The local minimum at ``P`` reached by Newton from ``y_start`` (shape ``(k,)``)."""
     y, _ = newton_polish(action, np.asarray(y_start, dtype=float)[:, None], np.array([P]))
     return action.canonical(y)[:, 0]
 
 
-def action_difference(action, lower_start, upper_start, P: float) -> float:
+def action_difference(action: Minimisable, lower_start, upper_start, P: float) -> float:
     r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
     starts = np.stack([np.asarray(lower_start, dtype=float), np.asarray(upper_start, dtype=float)], axis=1)
     lower, upper = action.canonical(newton_polish(action, starts, np.array([P, P]))[0]).T
@@ -51,7 +51,7 @@ def action_difference(action, lower_start, upper_start, P: float) -> float:
     return float(values[1] - values[0])
 
 
-def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
+def branch_birth(action: Minimisable, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
     r"""Where the branch through ``y_after`` (a minimum at ``P_after``) ends towards ``P_before``, by bisection in :math:`\ln P`.
 
     The branch exists at ``P`` when Newton from its last known point stays on it (moves less

@@ -42,7 +42,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from emergence.numerics.copy_head.branches import action_difference, branch_birth
-from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima
+from emergence.numerics.copy_head.minimisation import LocalMinima, Minimisable, local_minima
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -53,7 +53,7 @@ def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | N
     return indices, lower, upper
 
 
-def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
+def jump_intervals(action: Minimisable, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
     """Grid intervals where the global minimum jumps: ``[(P_low, P_high, y_low, y_high), ...]`` in ``P`` order.
 
     The ``candidates`` intervals with the largest change of the global minimum are refined
@@ -86,7 +86,7 @@ def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: 
     return sorted(found, key=lambda item: item[0])
 
 
-def coexistence_point(action, minima: LocalMinima) -> float | None:
+def coexistence_point(action: Minimisable, minima: LocalMinima) -> float | None:
     r"""The first :math:`P^\ast` where the global minimum changes branch (``None``: it never does).
 
     The branches through the global minima on either side of the jump are followed in
@@ -123,7 +123,7 @@ class FoldNotFound(ValueError):
     action near it); the spinodal is then not located, and the phase diagram says so."""
 
 
-def _inflection(action, P: float, reference: float, width: float) -> float:
+def _inflection(action: Minimisable, P: float, reference: float, width: float) -> float:
     r"""The root of :math:`S''(u; P)` nearest to ``reference`` within ``reference +- width``.
 
     Raises :class:`FoldNotFound` when :math:`S''` has no sign change there (or is not finite).
@@ -144,7 +144,7 @@ def _inflection(action, P: float, reference: float, width: float) -> float:
     return brentq(second, grid[j], grid[j + 1], xtol=1e-14)
 
 
-def _saddle(action, P: float, lower: float, upper: float) -> float:
+def _saddle(action: Minimisable, P: float, lower: float, upper: float) -> float:
     """The maximum of ``S`` between two neighbouring one-coordinate minima."""
 
     def slope(u):
@@ -154,7 +154,7 @@ def _saddle(action, P: float, lower: float, upper: float) -> float:
     return brentq(slope, lower + margin, upper - margin, xtol=1e-14)
 
 
-def fold_point(action, P_inside: float, P_outside: float, vanishing: float, saddle: float) -> float:
+def fold_point(action: Minimisable, P_inside: float, P_outside: float, vanishing: float, saddle: float) -> float:
     r"""The :math:`P` between ``P_inside`` and ``P_outside`` where the minimum ``vanishing`` meets the saddle."""
     reference, width = 0.5 * (vanishing + saddle), 2.0 * abs(vanishing - saddle)
 
@@ -166,7 +166,7 @@ def fold_point(action, P_inside: float, P_outside: float, vanishing: float, sadd
     return float(np.exp(brentq(fold_function, np.log(P_inside), np.log(P_outside), xtol=1e-14)))
 
 
-def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
+def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] | None:
     r"""``(low, high)``: where the upper minimum appears and where the lower one disappears.
 
     Taken at the edges of the first run of grid points with two minima; one-coordinate
@@ -186,7 +186,7 @@ def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
                  for inside, outside, j in ((first, first - 1, 0), (last, last + 1, last - first)))
 
 
-def _edge_fold(action, minima, inside, outside, lower, upper):
+def _edge_fold(action: Minimisable, minima, inside, outside, lower, upper):
     """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only).
 
     When the vanishing minimum has no saddle beside it at ``inside`` (the grid point sits on
