@@ -119,6 +119,10 @@ law holds near :math:`P_1`; far above it :math:`c_1` saturates)."""
 
 TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
 
+COVERAGE_THRESHOLD = 0.5
+"""The two order parameters capture most of a trained attention pattern when the coverage (the share of the
+attention matrix in span{J, S}) at the largest P is at least this."""
+
 
 def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
