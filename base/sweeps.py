@@ -184,9 +184,31 @@ def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
 def _run_and_store(work: Work, folder: str, code: str, config: dict[str, Any]) -> dict[str, Any]:
     """Run one point and write its file at once, where it ran (a shared output folder)."""
     result = work(config)
+    _store(folder, config, code, result)
+    return result
+
+
+def _store(folder, config: dict[str, Any], code: str, result) -> None:
+    """Write one finished point atomically: ``{"config", "code", "result", "provenance"}``."""
     write_json_atomic(result_path(folder, config), {"config": config, "code": code, "result": result,
                                                     "provenance": provenance(config, config.get("seed"))})
-    return result
+
+
+def _stored_results(folder, configs: Sequence[dict[str, Any]], code: str) -> tuple[list, list[int]]:
+    """The results already stored in ``folder`` for ``configs`` (None where absent or stale: another
+    configuration under the same hash, or another ``code``) and the indices still to run."""
+    results: list[dict[str, Any] | None] = [None] * len(configs)
+    pending = []
+    for index, config in enumerate(configs):
+        path = result_path(folder, config)
+        if path.exists():
+            stored = read_stored_result(path) or {}
+            if (isinstance(stored, dict) and stored.get("config") == json.loads(json.dumps(config, default=str))
+                    and stored.get("code") == code):
+                results[index] = stored["result"]
+                continue
+        pending.append(index)
+    return results, pending
 
 
 def run_sweep(
@@ -215,17 +237,7 @@ def run_sweep(
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
-    results: list[dict[str, Any] | None] = [None] * len(configs)
-    pending = []
-    for index, config in enumerate(configs):
-        path = result_path(folder, config)
-        if path.exists():
-            stored = read_stored_result(path) or {}
-            if (isinstance(stored, dict) and stored.get("config") == json.loads(json.dumps(config, default=str))
-                    and stored.get("code") == code):
-                results[index] = stored["result"]
-                continue
-        pending.append(index)
+    results, pending = _stored_results(folder, configs, code)
     costs = [1.0] * len(configs)
     if cost is not None and configs:
         pending.sort(key=lambda index: -cost(configs[index]))
@@ -244,15 +256,11 @@ def run_sweep(
                 index = pending[local_index]
                 config = configs[index]
                 if not stored_by_executor:
-                    write_json_atomic(
-                        result_path(folder, config),
-                        {"config": config, "code": code, "result": result,
-                         "provenance": provenance(config, config.get("seed"))},
-                    )
+                    _store(folder, config, code, result)
                 results[index] = result
                 if bar is not None:
                     bar.update(1, cost=costs[index])
     finally:
         if bar is not None:
             bar.close()
-    return results  # type: ignore[return-value]
+    return results

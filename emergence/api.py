@@ -72,7 +72,7 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
             executor: str | None = None, workers: int | None = None, out=None, progress: bool = False):
     """Check one of the paper's scaling claims on the reduced actions to ``dps`` digits.
 
-    ``claim``: a name of :data:`emergence.numerics.copy_head.scaling.CLAIMS`; ``law``: another law
+    ``claim``: a name of :data:`emergence.numerics.copy_head.scaling_claims.CLAIMS`; ``law``: another law
     to test on the same data with the same criterion, an expression in ``L`` and ``V``
     (:mod:`emergence.theory.copy_head.laws`); ``fast``: the smaller sizes only.
     ``executor``: ``None`` measures the sizes one after the other in this process; ``local``,
@@ -80,7 +80,9 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
     (:mod:`emergence.validation.scaling_sweep`) on ``workers`` processes, stored in the folder
     ``out`` (default: a temporary folder), with a progress bar if ``progress``.
     """
-    from emergence.numerics.copy_head.scaling import CLAIMS, Law, derived_reference, scaling_report
+    from emergence.numerics.copy_head.scaling import scaling_report
+    from emergence.numerics.copy_head.scaling_certification import derived_reference
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS, Law
     from emergence.records import ScalingVerdict
     from emergence.base.errors import EmergenceError
 

@@ -2,13 +2,14 @@
 
 Every figure of the report is a *plot record* ``{"file", "kind", "data"}`` inside its
 section's ``data["plots"]``: ``data`` is a result record's ``to_dict()`` (or a list of them)
-and ``kind`` names its drawing function in :data:`emergence.figures.FIGURE_KINDS`, the same
-functions the command line's ``--plot`` and ``record.plot()`` use.  :func:`draw_plots`
+and ``kind`` names its record class in :data:`FIGURE_KINDS`; the record's own ``figure`` names the
+drawing function in :mod:`emergence.figures`, the one the command line's ``--plot`` and ``record.plot()``
+use.  Imports point one way (demo figures -> records -> figures): :mod:`emergence.figures` draws and
+never reads a record class back.  :func:`draw_plots`
 draws the records of one section (the demo calls it right after a step has computed its
 data) and :func:`regenerate_figures` draws every record of a finished ``results.json`` again,
 so the stored numbers are complete by construction.
 
->>> from emergence.figures import FIGURE_KINDS
 >>> sorted(FIGURE_KINDS)
 ['copy_task', 'leading_cosines', 'phase_diagram', 'scaling_ratios']
 """
@@ -19,11 +20,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+FIGURE_KINDS: dict[str, str] = {
+    "phase_diagram": "PhaseDiagram",
+    "copy_task": "CopyHeadValidation",
+    "leading_cosines": "LeadingTermValidation",
+    "scaling_ratios": "ScalingVerdict",
+}
+"""A stored figure's kind -> its record class in :mod:`emergence.records` (whose ``figure`` draws it)."""
+
 
 def plot_record(file: str, kind: str, data) -> dict[str, Any]:
     """A plot record of a result record (or a list of them) as it will read back from ``results.json``."""
-    from emergence.figures import FIGURE_KINDS
-
     if kind not in FIGURE_KINDS:
         raise ValueError(f"unknown figure kind {kind!r}")
     stored = [item.to_dict() for item in data] if isinstance(data, list) else data.to_dict()
@@ -32,9 +39,16 @@ def plot_record(file: str, kind: str, data) -> dict[str, Any]:
 
 def draw_plots(plots: list[dict], out: Path) -> list[Path]:
     """Draw every plot record under ``out``; return the written paths."""
-    from emergence.figures import draw_stored
-
     return [draw_stored(plot["kind"], plot["data"], Path(out) / plot["file"]) for plot in plots]
+
+
+def draw_stored(kind: str, data: dict | list, path: str | Path) -> Path:
+    """Draw a figure stored as JSON (a record's ``to_dict()``, or a list of them) and write it."""
+    from emergence import figures, records
+
+    record_class = getattr(records, FIGURE_KINDS[kind])
+    record = [record_class.from_dict(item) for item in data] if isinstance(data, list) else record_class.from_dict(data)
+    return figures.save_figure(getattr(figures, record_class.figure)(record), path)
 
 
 def regenerate_figures(results: str | Path, out: str | Path | None = None) -> list[Path]:

@@ -182,7 +182,7 @@ def _closed_forms(L: int, V: int) -> dict:
     import mpmath
 
     from emergence.numerics.copy_head.reduced_action import default_convention
-    from emergence.numerics.copy_head.scaling import derived_reference, kernel_reference
+    from emergence.numerics.copy_head.scaling_certification import derived_reference, kernel_reference
 
     ctx = mpmath.mp.clone()
     ctx.dps = 30
@@ -261,7 +261,7 @@ def scaling_settings(context: DemoContext) -> dict:
 
 def scaling_step(context: DemoContext) -> Section:
     from emergence.api import scaling
-    from emergence.numerics.copy_head.scaling import CLAIMS
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     settings = mode(context)["scaling"]
     claims, verdicts = [], []
@@ -435,7 +435,7 @@ def copy_task_step(context: DemoContext) -> Section:
                  "starts (the lower action kept), SGLD its posterior means.",
         comparison="; ".join(summary) + ". (The reduced theory is a saddle point on the two order parameters: "
                    "the MAP tests it directly, while SGLD's posterior means also carry the fluctuations of all "
-                   "other attention weights, which the saddle drops; docs/validation_copy_head.md measures both.)",
+                   "other attention weights, which the saddle drops; docs/notes/validation_copy_head.md measures both.)",
     )
 
 

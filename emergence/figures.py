@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 P_AXIS = "training sequences $P$ (log scale)"
 ORDER_AXIS = "order parameter (dimensionless)"
@@ -426,7 +426,7 @@ def free_energy_figure(report: dict, ax=None):
 def scaling_ratios_figure(verdicts, ax=None):
     """Each claim's transition divided by its claimed law against the swept size (log axes), one
     panel per (claim, sweep), with the derived large-size form where one exists."""
-    from emergence.numerics.copy_head.scaling import CLAIMS
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     verdicts = list(verdicts) if isinstance(verdicts, (list, tuple)) else [verdicts]
     panels = [(verdict, sweep) for verdict in verdicts for sweep in verdict.sweeps()]
@@ -484,22 +484,3 @@ def leading_weights_figure(record, ax=None):
         axis.set_ylabel("token index")
         figure.colorbar(image, ax=axis, label="weight (dimensionless)")
     return figure
-
-
-FIGURE_KINDS: dict[str, tuple[str, Any]] = {
-    "phase_diagram": ("PhaseDiagram", phase_diagram_figure),
-    "copy_task": ("CopyHeadValidation", copy_task_figure),
-    "leading_cosines": ("LeadingTermValidation", leading_cosines_figure),
-    "scaling_ratios": ("ScalingVerdict", scaling_ratios_figure),
-}
-"""A stored figure's kind -> (record class in :mod:`emergence.records`, drawing function)."""
-
-
-def draw_stored(kind: str, data: dict | list, path: str | Path) -> Path:
-    """Draw a figure stored as JSON (a record's ``to_dict()``, or a list of them) and write it."""
-    from emergence import records
-
-    record_name, draw = FIGURE_KINDS[kind]
-    loader = getattr(records, record_name).from_dict
-    record = [loader(item) for item in data] if isinstance(data, list) else loader(data)
-    return save_figure(draw(record), path)

@@ -17,7 +17,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from emergence.numerics.asymptotics import TOLERANCES
 from emergence.numerics.copy_head.precursor import PRECURSOR_THRESHOLD, precursor_verdict
+from emergence.numerics.copy_head.scaling_certification import ASYMPTOTIC_TOLERANCE, REFERENCE_TOLERANCE
+from emergence.validation.copy_task.analysis import (
+    AGREEMENT_FACTOR,
+    COVERAGE_THRESHOLD,
+    GRID_POINTS,
+    GRID_SPAN,
+    LANDING_TOLERANCE,
+)
 
 COSINE_THRESHOLD = 0.99
 """Leading terms hold inside the window when every cosine there is at least this (the paper measured >= 0.998)."""
@@ -46,10 +55,10 @@ def _log_law_criterion(claim: dict) -> str:
     """The softmax scaling row's criterion, with the certified numbers where the verdict has them."""
     certification, asymptotic = claim.get("certification"), claim.get("asymptotic")
     if not certification or not asymptotic or asymptotic.get("kappa") is None:
-        return "scaling verdict on the data (power of ln L within 0.5; numerics/asymptotics.py)"
-    return (f"data within 5 % of the derived balance; full action / balance "
+        return f"scaling verdict on the data (power of ln L within {TOLERANCES['log']:g}; numerics/asymptotics.py)"
+    return (f"data within {100 * REFERENCE_TOLERANCE:g} % of the derived balance; full action / balance "
             f"{_g(certification['ratio_to_balance'][-1], 12)} at L = {certification['sizes'][-1]:.0e}; law's residual "
-            f"power of ln L against the balance at ln L = 1e4: {asymptotic['kappa']:+.3f} (within 0.1); effective "
+            f"power of ln L against the balance at ln L = 1e4: {asymptotic['kappa']:+.3f} (within {ASYMPTOTIC_TOLERANCE:g}); effective "
             f"power of ln L at the largest data size {_g(claim.get('effective_log_power'), 3)}")
 
 
@@ -137,9 +146,10 @@ def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
                 "holds": "n/a" if optimizer == "sgld" else _yes(agreement.get("passes")),
                 "criterion": f"{SGLD_CRITERION}: {'yes' if agreement.get('passes') else 'no'}"
                 if optimizer == "sgld" else
-                "every transition's (bisected) bracket within a factor 2, none missing, unexpected, unresolved or "
-                "untested, every point converged; linear besides: P1 fitted to the onset law within a factor 2; "
-                "softmax besides: >= 8 grid points spanning [P*/3, 3P*], a_G after the jump within 0.1 of the "
+                f"every transition's (bisected) bracket within a factor {AGREEMENT_FACTOR:g}, none missing, unexpected, "
+                f"unresolved or untested, every point converged; linear besides: P1 fitted to the onset law within a "
+                f"factor {AGREEMENT_FACTOR:g}; softmax besides: >= {GRID_POINTS} grid points spanning "
+                f"[P*/{GRID_SPAN:g}, {GRID_SPAN:g}P*], a_G after the jump within {LANDING_TOLERANCE:g} of the "
                 "theory, two minima inside the predicted spinodal window (validation/copy_task/analysis.py)",
             })
         for optimizer, sampler in (("adam", "Adam MAP"), ("sgld", "SGLD samples")):
@@ -153,7 +163,8 @@ def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
                 "measured": f"coverage at the largest P {_g(coverage[-1], 3)} (range over the grid "
                             f"{_g(min(coverage), 3)}–{_g(max(coverage), 3)}; unstructured attention below the "
                             "transition has low coverage)",
-                "holds": _yes(coverage[-1] >= 0.5), "criterion": "coverage ≥ 0.5 at the largest P",
+                "holds": _yes(coverage[-1] >= COVERAGE_THRESHOLD),
+                "criterion": f"coverage ≥ {COVERAGE_THRESHOLD:g} at the largest P",
             })
     return rows
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emergence.numerics.kernels.copy_head_linear import linear_copy_mode_onset, linear_second_order_point
-from emergence.numerics.copy_head.scaling import ell_of_L
+from emergence.numerics.copy_head.scaling_certification import ell_of_L
 from emergence.theory.copy_head.asymptotics import coexistence_solution, leading_P_star
 from emergence.theory.copy_head.isotropic_bound import isotropic_ratio
 from emergence.theory.copy_head.symbols import L as L_symbol, V as V_symbol, sG
@@ -96,7 +96,7 @@ def test_action_split_check_rejects_a_changed_prior(monkeypatch):
 
 def test_readout_scaled_jump_lands_where_the_dominant_balance_says():
     """lambda = 1/L: the full 50-digit coexistence against the derived balance (a*, P*) of readout_coexistence."""
-    from emergence.numerics.copy_head.scaling import readout_landing
+    from emergence.numerics.copy_head.scaling_certification import readout_landing
 
     ratios = []
     for L in (256, 1024, 65536):

@@ -9,7 +9,7 @@ import pytest
 
 import emergence
 from emergence.cli import main
-from emergence.numerics.copy_head.scaling import derived_reference
+from emergence.numerics.copy_head.scaling_certification import derived_reference
 from emergence.theory.copy_head.conventions import DEFAULT_CONVENTION, Convention
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from emergence.numerics.copy_head.crossover import branch_point
+from emergence.numerics.copy_head.branches import branch_point
 from emergence.numerics.copy_head.first_order import coexisting_branches
 from emergence.numerics.copy_head.phase_diagram import phase_diagram
 from emergence.numerics.copy_head.precise import (

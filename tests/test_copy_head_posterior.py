@@ -185,17 +185,33 @@ def test_posterior_free_energy_assembles_the_steps():
     assert numerics.free_energy(g, t_u, t_v, P, averages) == pytest.approx(float(F.subs(values)), rel=1e-10)
 
 
+SGLD_UNIFORM_AG_L32 = {1014: 0.036, 1500: 0.036}
+"""SGLD posterior means of a_G in the uniform mode at L = 32, V = 8 (docs/notes/validation_copy_head.md,
+"SGLD on the marginal" and "posterior theory against the SGLD measurements"), printed to 3 digits."""
+
+
+def test_posterior_theory_uniform_branch_carries_the_sampled_bulk_excess_at_L32():
+    r"""Uniform pooling alone gives :math:`a_G = 1/L = 0.03125`; SGLD samples 0.036, an excess of 0.0048 that
+    the bulk of :math:`W_{QK}` (the posterior theory's noise) has to produce.  The theory must land closer to
+    the sample than 80 % of that excess: a uniform branch without the bulk (:math:`a_G = 1/L`) fails, as any
+    value off by more than 0.0038.  (The old check, ``abs=0.02`` around 0.033, admitted 1/L itself.)
+    Measured 2026-12-05: the theory gives 0.0327 and 0.0334 (within 0.0033 and 0.0026)."""
+    L = 32
+    numerics = PosteriorTheory(L, 8, draws=20_000)
+    for P, measured in SGLD_UNIFORM_AG_L32.items():
+        tolerance = 0.8 * (measured - 1 / L)
+        assert numerics.minimise(P, "uniform").aG == pytest.approx(measured, abs=tolerance), P
+
+
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured 2026-12-05: the theory has no copy mode at P = 1500 (its copy branch is "
                    "born between 1500 and 2200; transition() gives a_G 0.0334 from both starts there), while SGLD found one "
-                   "at a_G 0.51; the uniform branch and the copy branch at P >= 2200 (0.634, 0.733) do agree. Strict: a "
+                   "at a_G 0.51; the copy branch at P >= 2200 (0.634, 0.733) does agree. Strict: a "
                    "theory that recovers the P = 1500 copy mode makes this test fail until the mark is removed.")
-def test_posterior_theory_reproduces_the_sampled_branches_at_L32():
-    """SGLD on the marginal (docs/validation_copy_head.md, L = 32, V = 8): uniform a_G 0.033-0.036 up to
-    P = 1014 and 1500; copy mode 0.51, 0.62, 0.71 at P = 1500, 2200, 3300 (coverage 0.17 uniform)."""
+def test_posterior_theory_reproduces_the_sampled_copy_branch_at_L32():
+    """SGLD on the marginal (docs/notes/validation_copy_head.md, L = 32, V = 8): copy mode 0.51, 0.62, 0.71 at
+    P = 1500, 2200, 3300 (coverage 0.17 uniform); the uniform branch has its own test above."""
     numerics = PosteriorTheory(32, 8, draws=20_000)
-    for P, measured in ((1014, 0.033), (1500, 0.036)):
-        assert numerics.minimise(P, "uniform").aG == pytest.approx(measured, abs=0.02)
     for P, measured in ((1500, 0.51), (2200, 0.62), (3300, 0.71)):
         assert numerics.minimise(P, "copy").aG == pytest.approx(measured, abs=0.03)
     assert numerics.minimise(1014, "uniform").coverage == pytest.approx(0.17, abs=0.02)

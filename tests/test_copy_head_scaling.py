@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 
 from emergence.numerics.asymptotics import scaling_check
-from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
+from emergence.numerics.copy_head.scaling import scaling_report
+from emergence.numerics.copy_head.scaling_claims import CLAIMS
 from emergence.validation.strategies import log_uniform_floats
 
 

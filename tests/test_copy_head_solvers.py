@@ -203,3 +203,43 @@ def test_newton_polish_stops_a_column_that_cannot_move_not_converged():
     np.testing.assert_array_equal(y, start)  # exact by design: a column that cannot move keeps its start (a copy)
     # one iteration of line search, not 200 (every later iteration would repeat it exactly)
     assert action.value_calls <= 62
+
+
+SOLVER_MODULES = ("minimisation", "branches", "first_order", "second_order", "crossover")
+
+
+def test_every_solver_takes_a_minimisable():
+    """Each function of the solver modules that takes an ``action`` declares it a ``Minimisable`` (or the
+    copy head's ``ReducedAction``, which extends it); the reduced actions and the toy actions here are one."""
+    import importlib
+    import inspect
+
+    from emergence.numerics.copy_head.minimisation import Minimisable
+    from emergence.numerics.copy_head.reduced_action import ReducedAction, reduced_action
+
+    undeclared = []
+    for name in SOLVER_MODULES:
+        module = importlib.import_module(f"emergence.numerics.copy_head.{name}")
+        for function_name, function in inspect.getmembers(module, inspect.isfunction):
+            parameters = inspect.signature(function).parameters
+            if function.__module__ == module.__name__ and "action" in parameters \
+                    and parameters["action"].annotation not in ("Minimisable", "ReducedAction"):
+                undeclared.append(f"{name}.{function_name}")
+    assert undeclared == []
+    assert Minimisable in ReducedAction.__mro__
+    for attention in ("linear", "softmax"):
+        assert isinstance(reduced_action(attention, 64, 8), ReducedAction)
+    assert isinstance(Landau(1.0, 1.0, 1.0), Minimisable)
+
+    class NoHessian:
+        bounds = np.array([[-1.0, 1.0]])
+
+        def value(self, y, P): return y[0]
+
+        def gradient(self, y, P): return y
+
+        def canonical(self, y): return y
+
+        def start_axes(self, points=3): return (np.linspace(-1, 1, points),)
+
+    assert not isinstance(NoHessian(), Minimisable)

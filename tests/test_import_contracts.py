@@ -60,6 +60,7 @@ def test_the_checkout_keeps_every_contract(graph):
         ("emergence.numerics.backend", "sympy", "No SymPy"),
         ("emergence.validation.golden", "sympy", "No SymPy"),
         ("emergence.base.errors", "sympy", "No SymPy"),
+        ("emergence.figures", "emergence.records", "The figures draw"),
     ],
 )
 def test_a_planted_import_breaks_its_contract(graph, importer, imported, broken):

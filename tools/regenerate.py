@@ -136,6 +136,16 @@ def _require_checkout_install() -> None:
         )
 
 
+def read_results(path: Path) -> dict:
+    """A demo's ``results.json``; a missing, unreadable or corrupt file ends in one line on stderr, exit 2."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        print(f"regenerate: error: cannot read the demo results {str(path)!r} ({type(error).__name__}: {error})",
+              file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/regenerate.py", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
@@ -161,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.target == "status" and args.results is None:
         write(status_page_files())
     elif args.target == "status":
-        write(status_files(json.loads(args.results.read_text(encoding="utf-8"))))
+        write(status_files(read_results(args.results)))
     elif args.target == "commands":
         write(command_reference_files())
     elif args.target == "golden":

@@ -30,7 +30,7 @@ def softmax_coexistence(L: int, V: int, dps: int = 50, r: float = DEFAULT_CONVEN
 
     Defaults except the readout exponent ``r`` (lambda = L^-r; 0 or 1; default: the default model's).  Starts from the dominant
     balance of :mod:`emergence.theory.copy_head.asymptotics` (r = 0: a* = sqrt((ell - 1)/L);
-    r = 1: :func:`~emergence.numerics.copy_head.scaling.readout_landing`); fails (mpmath
+    r = 1: :func:`~emergence.numerics.copy_head.scaling_certification.readout_landing`); fails (mpmath
     raises) when the two minima merge, i.e. for small L.  Returns ``P_star``, ``a_uniform``,
     ``a_copy`` and the ``balance`` estimate of P*.
     """
@@ -50,7 +50,7 @@ def softmax_coexistence(L: int, V: int, dps: int = 50, r: float = DEFAULT_CONVEN
         copy_start = ctx.sqrt((ell - 1) / L)
         balance = L * V * ell**3 / ((V - 1) * (ell - 1))
     elif r == 1:
-        from emergence.numerics.copy_head.scaling import readout_landing
+        from emergence.numerics.copy_head.scaling_certification import readout_landing
 
         landing = readout_landing(L, V, dps=dps)
         copy_start, balance = ctx.mpf(landing["a_star"]), ctx.mpf(landing["P_star"])

@@ -10,7 +10,7 @@ points).  :func:`executor_transitions` plugs a sweep into
 
 >>> from emergence.base.sweeps import InProcessExecutor
 >>> import tempfile
->>> from emergence.numerics.copy_head.scaling import CLAIMS
+>>> from emergence.numerics.copy_head.scaling_claims import CLAIMS
 >>> measure = executor_transitions(InProcessExecutor(), tempfile.mkdtemp(), progress=False)
 >>> [round(float(P)) for P in measure(CLAIMS["linear-second-order"], [(4096, 4)], None, 20)]
 [26]
@@ -23,7 +23,8 @@ from typing import Any
 import mpmath
 
 from emergence.numerics.copy_head.reduced_action import default_convention
-from emergence.numerics.copy_head.scaling import CLAIMS, measure_transition
+from emergence.numerics.copy_head.scaling import measure_transition
+from emergence.numerics.copy_head.scaling_claims import CLAIMS
 from emergence.theory.copy_head.conventions import Convention
 from emergence.base.sweeps import run_sweep
 

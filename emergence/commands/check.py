@@ -30,16 +30,23 @@ def run(args) -> int:
     width = max([len(c.name) for c in comparisons] + [len(name) for name in stale] + [4])
     print(f"{'name':<{width}}  {'baseline':>14}  {'current':>14}  {'drift':>9}  {'tol':>7}  status")
     for c in comparisons:
-        baseline = "new" if c.baseline is None else f"{c.baseline:.8g}"
-        status = "ok" if c.ok else ("NEW" if c.baseline is None else "DRIFT")
-        print(
-            f"{c.name:<{width}}  {baseline:>14}  {c.current:>14.8g}  "
-            f"{c.relative_drift:>9.2e}  {c.rel_tol:>7.0e}  {status}"
-        )
+        print(_comparison_line(c, width))
     for name in stale:
         print(f"{name:<{width}}  {'stored':>14}  {'—':>14}  {'—':>9}  {'—':>7}  STALE (no longer computed)")
     failures = [c for c in comparisons if not c.ok]
-    print(f"{len(comparisons) - len(failures)} of {len(comparisons) + len(stale)} baseline entries match"
-          + (f"; {len(stale)} stale (in the baseline but no longer computed: run `emergence check --update` "
-             "to drop them, or restore their source)" if stale else ""))
+    print(_summary(len(comparisons) - len(failures), len(comparisons), len(stale)))
     return 1 if failures or stale else 0
+
+
+def _summary(matching: int, compared: int, stale: int) -> str:
+    return (f"{matching} of {compared + stale} baseline entries match"
+            + (f"; {stale} stale (in the baseline but no longer computed: run `emergence check --update` "
+               "to drop them, or restore their source)" if stale else ""))
+
+
+def _comparison_line(c, width: int) -> str:
+    """One row of the table: a headline number against its baseline (``new`` when the baseline lacks it)."""
+    baseline = "new" if c.baseline is None else f"{c.baseline:.8g}"
+    status = "ok" if c.ok else ("NEW" if c.baseline is None else "DRIFT")
+    return (f"{c.name:<{width}}  {baseline:>14}  {c.current:>14.8g}  "
+            f"{c.relative_drift:>9.2e}  {c.rel_tol:>7.0e}  {status}")

@@ -13,7 +13,7 @@ HELP = "check a copy-head scaling claim (P* ~ L ln^2 L, P1 ~ V^2, crossover ~ L^
 
 def add_arguments(parser):
     from emergence.commands._checks import add_executor_arguments, integer, output_file
-    from emergence.numerics.copy_head.scaling import CLAIMS
+    from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     parser.add_argument("--claim", required=True, choices=tuple(CLAIMS))
     parser.add_argument("--law", help="test this law instead of the claim's, on the same data with the same criterion: "
@@ -42,23 +42,7 @@ def run(args) -> int:
           + f" (model {report['convention']['architecture']}, reconstruction; {args.dps} digits; "
           f"criterion: {report['criterion']})")
     for sweep in verdict.sweeps():
-        variable, sizes, fit = sweep["variable"], sweep["sizes"], report["fit"][sweep["variable"]]
-        print(f"  sweep over {variable}: {variable} = {sizes[0]} .. {sizes[-1]} ({len(sizes)} sizes)")
-        print(f"    ratio to law: {sweep['ratio'][0]:.6g} .. {sweep['ratio'][-1]:.6g}")
-        print(f"    measured local exponent d ln P / d ln {variable}: {sweep['exponent']:.4f} "
-              f"(spread over the last {min(3, len(sweep['local_exponent']))}: {sweep['spread']:.4f})")
-        print(f"    residual exponent of the ratio at the largest size: {sweep['residual_exponent']:+.4f} "
-              + (f"(tolerance {report['tolerance']})" if report["criterion"] == "data"
-                 else "(reported; not in the verdict: log corrections keep it far from 0 at these sizes)"))
-        coefficients = ", ".join(f"{k}={v:.6g}" for k, v in sweep["fit"].items())
-        print(f"    fit {sweep['fit_form']}: {coefficients}; relative rms residual {sweep['fit_residual']:.2e}")
-        if "reference" in fit:
-            compared = fit["reference"]
-            print(f"    derived form {compared['form']}: ratio {compared['ratio'][0]:.6g} .. {compared['ratio'][-1]:.6g}")
-            if compared["law_constant"] is not None:
-                ratio = fit.get("fitted_over_derived")
-                print(f"    constant: fitted c = {fit['coefficients']['c']:.6g}, derived lim form/law = "
-                      f"{compared['law_constant']:.6g}, fitted/derived = " + (f"{ratio:.4g}" if ratio else "n/a"))
+        _print_sweep(sweep, report)
     if "certification" in report:
         _print_certification(report)
     print(f"  holds: {str(report['holds']).lower()}")
@@ -69,8 +53,30 @@ def run(args) -> int:
     return 0
 
 
+def _print_sweep(sweep: dict, report: dict) -> None:
+    """One sweep of the claim: its sizes, ratio to the law, local exponent, fit and the derived form beside it."""
+    variable, sizes, fit = sweep["variable"], sweep["sizes"], report["fit"][sweep["variable"]]
+    print(f"  sweep over {variable}: {variable} = {sizes[0]} .. {sizes[-1]} ({len(sizes)} sizes)")
+    print(f"    ratio to law: {sweep['ratio'][0]:.6g} .. {sweep['ratio'][-1]:.6g}")
+    print(f"    measured local exponent d ln P / d ln {variable}: {sweep['exponent']:.4f} "
+          f"(spread over the last {min(3, len(sweep['local_exponent']))}: {sweep['spread']:.4f})")
+    print(f"    residual exponent of the ratio at the largest size: {sweep['residual_exponent']:+.4f} "
+          + (f"(tolerance {report['tolerance']})" if report["criterion"] == "data"
+             else "(reported; not in the verdict: log corrections keep it far from 0 at these sizes)"))
+    coefficients = ", ".join(f"{k}={v:.6g}" for k, v in sweep["fit"].items())
+    print(f"    fit {sweep['fit_form']}: {coefficients}; relative rms residual {sweep['fit_residual']:.2e}")
+    if "reference" not in fit:
+        return
+    compared = fit["reference"]
+    print(f"    derived form {compared['form']}: ratio {compared['ratio'][0]:.6g} .. {compared['ratio'][-1]:.6g}")
+    if compared["law_constant"] is not None:
+        ratio = fit.get("fitted_over_derived")
+        print(f"    constant: fitted c = {fit['coefficients']['c']:.6g}, derived lim form/law = "
+              f"{compared['law_constant']:.6g}, fitted/derived = " + (f"{ratio:.4g}" if ratio else "n/a"))
+
+
 def _print_certification(report: dict) -> None:
-    """The derived-balance part of the criterion (softmax claim; see numerics/copy_head/scaling.py)."""
+    """The derived-balance part of the criterion (softmax claim; see numerics/copy_head/scaling_certification.py)."""
     certified, asymptotic = report["certification"], report["asymptotic"]
     print(f"  effective power of ln L at the largest size: {report['effective_log_power']:.3f} (data), "
           f"{certified['effective_log_power']:.3f} (full action, L = {certified['sizes'][-1]:.0e})")

@@ -72,35 +72,53 @@ def parse_P_grid(text: str, minimum_points: int = 2) -> list[int]:
     Refuses (``EmergenceError``) non-numbers, nan, inf, fractions in a list (``8.5`` is not a
     number of sequences), values below 1 and grids of fewer than ``minimum_points`` distinct points.
     """
+    from emergence.base.errors import EmergenceError
+
+    values = _P_grid_values(text)
+    for value in values:
+        _check_P_value(text, value, whole=not text.startswith("geom:"))
+    grid = sorted({int(round(v)) for v in values})
+    if len(grid) < minimum_points:
+        raise EmergenceError(f"--P-grid {text!r} has {len(grid)} distinct point(s); transitions need at least 2 "
+                             f"({_P_GRID_USAGE})")
+    return grid
+
+
+_P_GRID_USAGE = "use 10,20,40 or geom:LOW:HIGH:POINTS"
+
+
+def _P_grid_values(text: str) -> list[float]:
+    """The numbers ``text`` lists, or the geometric grid it names (unchecked but for the geometric bounds)."""
     import math
 
     import numpy as np
 
     from emergence.base.errors import EmergenceError
 
-    usage = "use 10,20,40 or geom:LOW:HIGH:POINTS"
     try:
-        if text.startswith("geom:"):
-            _, low, high, points = text.split(":")
-            low, high, count = float(low), float(high), int(points)
-            if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
-                raise EmergenceError(f"--P-grid {text!r}: need finite 1 <= LOW < HIGH")
-            values = [float(v) for v in np.geomspace(low, high, max(count, 0))]
-        else:
-            values = [float(item) for item in text.split(",") if item.strip()]
+        if not text.startswith("geom:"):
+            return [float(item) for item in text.split(",") if item.strip()]
+        _, low, high, points = text.split(":")
+        low, high, count = float(low), float(high), int(points)
     except ValueError:
-        raise EmergenceError(f"cannot read --P-grid {text!r}; {usage}") from None
-    for value in values:
-        if not math.isfinite(value):
-            raise EmergenceError(f"--P-grid {text!r}: {value} is not a finite number of sequences")
-        if value < 1:
-            raise EmergenceError(f"--P-grid {text!r}: numbers of sequences must be >= 1, got {value:g}")
-        if not text.startswith("geom:") and value != int(value):
-            raise EmergenceError(f"--P-grid {text!r}: {value:g} is not a whole number of sequences")
-    grid = sorted({int(round(v)) for v in values})
-    if len(grid) < minimum_points:
-        raise EmergenceError(f"--P-grid {text!r} has {len(grid)} distinct point(s); transitions need at least 2 ({usage})")
-    return grid
+        raise EmergenceError(f"cannot read --P-grid {text!r}; {_P_GRID_USAGE}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and 1 <= low < high):
+        raise EmergenceError(f"--P-grid {text!r}: need finite 1 <= LOW < HIGH")
+    return [float(v) for v in np.geomspace(low, high, max(count, 0))]
+
+
+def _check_P_value(text: str, value: float, whole: bool) -> None:
+    """Refuse a number of sequences that is not finite, below 1, or (in a list, ``whole``) a fraction."""
+    import math
+
+    from emergence.base.errors import EmergenceError
+
+    if not math.isfinite(value):
+        raise EmergenceError(f"--P-grid {text!r}: {value} is not a finite number of sequences")
+    if value < 1:
+        raise EmergenceError(f"--P-grid {text!r}: numbers of sequences must be >= 1, got {value:g}")
+    if whole and value != int(value):
+        raise EmergenceError(f"--P-grid {text!r}: {value:g} is not a whole number of sequences")
 
 
 def _P_grid_argument(text: str) -> list[int]:
@@ -147,15 +165,19 @@ def run(args) -> int:
         save_figure(validation.plot(), args.plot)
     if args.json == "-":
         sys.stdout.write(to_json_text(report))
-    else:
-        if args.json:
-            write_json_atomic(args.json, report)
-        measured = validation.measured
-        print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'cos²(A,S)':>9} {'loss':>9} {'converged':>9}")
-        for i, P in enumerate(validation.P):
-            print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
-                  f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
-                  f"{measured['aG_mean'][i]:>8.3f} {measured['copy_fraction_mean'][i]:>9.3f} {measured['loss_mean'][i]:>9.3f} "
-                  f"{'yes' if measured['converged'][i] else 'no':>9}")
-        print("\n".join(verdict_lines(args.attention, measured, report["agreement"])))
+        return 0
+    if args.json:
+        write_json_atomic(args.json, report)
+    _print_table(validation.P, validation.measured)
+    print("\n".join(verdict_lines(args.attention, validation.measured, report["agreement"])))
     return 0
+
+
+def _print_table(P_grid, measured: dict) -> None:
+    """One line per P: the measured order parameters (mean ± spread over seeds), loss and convergence."""
+    print(f"{'P':>8} {'c1':>14} {'cG':>14} {'aG':>8} {'cos²(A,S)':>9} {'loss':>9} {'converged':>9}")
+    for i, P in enumerate(P_grid):
+        print(f"{P:>8} {measured['c1_mean'][i]:>7.3f}±{measured['c1_std'][i]:<6.3f} "
+              f"{measured['cG_mean'][i]:>7.3f}±{measured['cG_std'][i]:<6.3f} "
+              f"{measured['aG_mean'][i]:>8.3f} {measured['copy_fraction_mean'][i]:>9.3f} {measured['loss_mean'][i]:>9.3f} "
+              f"{'yes' if measured['converged'][i] else 'no':>9}")

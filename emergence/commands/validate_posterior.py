@@ -98,30 +98,41 @@ def _centres(text: str) -> list[float]:
 
 
 def _print_umbrella(report) -> None:
-    measured, predicted, agreement = report["measured"], report["predicted"], report["agreement"]
+    measured, agreement = report["measured"], report["agreement"]
     print(f"{'P':>7} {'Delta F (nats)':>15} {'theory':>7} {'copy mass':>9} {'aG mean':>8} {'theory':>7} "
           f"{'basins (uniform, copy)':>23} {'R-hat':>6} {'ESS':>5} {'overlap':>7}")
-    for i, P in enumerate(measured["P"]):
-        theory = predicted["points"][i]
-        basins = measured["basin_aG"][i]
-        shown = ", ".join("-" if basins[k] is None else f"{basins[k]:.2f}" for k in ("uniform", "copy"))
-        flag = "" if measured["converged"][i] else "  NOT CONVERGED"
-        print(f"{P:>7} {measured['delta_F'][i]:>8.1f} ± {measured['delta_F_error'][i]:<4.1f} {theory['delta_F']:>7.1f} "
-              f"{measured['mode_weight'][i]:>9.3f} {measured['aG_mean'][i]:>8.3f} {theory['aG_mean']:>7.3f} "
-              f"{shown:>23} {max(measured['profiles'][i]['window_rhat']):>6.3f} "
-              f"{min(measured['profiles'][i]['window_ess']):>5.0f} {_overlap(report, i):>7}{flag}")
-    P_star = measured["P_star"]
-    shown = "none on the converged grid" if P_star is None else (
-        f"{P_star['value']:.0f} ± {P_star['error']:.0f}" if P_star["error"] is not None else f"{P_star['value']:.0f}")
-    theory = predicted["P_star"]
-    print(f"P* measured {shown}; posterior theory {'none' if theory is None else f'{theory:.0f}'}; "
-          f"saddle (MAP) {report['saddle']['P_star'] if report['saddle']['P_star'] is None else round(report['saddle']['P_star'])}")
+    for i in range(len(measured["P"])):
+        print(_umbrella_row(report, i))
+    print(_P_star_line(report))
     print(f"passes: {agreement['passes']}" + ("" if agreement["passes"] else f" ({'; '.join(agreement['reasons'])})"))
     print("bulk of W_QK per window (sampled t_u, t_v against the theory's at the window's a_G):")
     for row in measured["bulk"]:
         cells = "  ".join(f"{a:.2f}: {tu:.2f}/{tu_th:.2f} {tv:.2f}/{tv_th:.2f}" for a, tu, tu_th, tv, tv_th in
                           zip(row["aG"], row["t_u"], row["t_u_theory"], row["t_v"], row["t_v_theory"]))
         print(f"  P = {row['P']}: {cells}")
+
+
+def _umbrella_row(report, i: int) -> str:
+    """Point ``i`` of the umbrella table: Delta F, copy mass, a_G and the basins against the theory, diagnostics."""
+    measured, theory = report["measured"], report["predicted"]["points"][i]
+    basins = measured["basin_aG"][i]
+    shown = ", ".join("-" if basins[k] is None else f"{basins[k]:.2f}" for k in ("uniform", "copy"))
+    flag = "" if measured["converged"][i] else "  NOT CONVERGED"
+    return (f"{measured['P'][i]:>7} {measured['delta_F'][i]:>8.1f} ± {measured['delta_F_error'][i]:<4.1f} "
+            f"{theory['delta_F']:>7.1f} {measured['mode_weight'][i]:>9.3f} {measured['aG_mean'][i]:>8.3f} "
+            f"{theory['aG_mean']:>7.3f} {shown:>23} {max(measured['profiles'][i]['window_rhat']):>6.3f} "
+            f"{min(measured['profiles'][i]['window_ess']):>5.0f} {_overlap(report, i):>7}{flag}")
+
+
+def _P_star_line(report) -> str:
+    """The measured P* (with its error when there is one) beside the posterior theory's and the saddle's."""
+    P_star, theory, saddle = report["measured"]["P_star"], report["predicted"]["P_star"], report["saddle"]["P_star"]
+    if P_star is None:
+        shown = "none on the converged grid"
+    else:
+        shown = f"{P_star['value']:.0f}" + ("" if P_star["error"] is None else f" ± {P_star['error']:.0f}")
+    return (f"P* measured {shown}; posterior theory {'none' if theory is None else f'{theory:.0f}'}; "
+            f"saddle (MAP) {saddle if saddle is None else round(saddle)}")
 
 
 def _overlap(report, i) -> str:
@@ -176,11 +187,33 @@ def run(args) -> int:
     from emergence.api import validate_posterior
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.commands.validate_copy_head import parse_P_grid
-    from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
 
     method = args.method or ("umbrella" if args.attention == "softmax" else "hmc")
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
+    _check_before_sampling(args, method)
+    report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
+                                seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
+                                theory_draws=args.theory_draws, **settings)
+    if method != "replica-exchange":
+        report["cost"] = _cost(report["measured"])
+    if args.plot:
+        _save_plot(args, method, report)
+    if args.json == "-":
+        sys.stdout.write(to_json_text(report))
+        return 0
+    if args.json:
+        write_json_atomic(args.json, report)
+    {"umbrella": _print_umbrella, "hmc": _print_transitions}.get(method, _print_replica_exchange)(report)
+    if "cost" in report:
+        _print_cost(report["cost"])
+    return 0
+
+
+def _check_before_sampling(args, method: str) -> None:
+    """Refuse, before any long work, a run whose ArviZ, pymbar (umbrella) or plot format is missing."""
+    from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
+
     rhat_and_bulk_ess([[0.0, 1.0, 2.0, 3.0], [1.0, 0.0, 3.0, 2.0]])  # ArviZ present, before any long work
     if method == "umbrella":
         from emergence.validation.samplers.umbrella import _pymbar
@@ -190,26 +223,17 @@ def run(args) -> int:
         from emergence.figures import figure_format
 
         figure_format(args.plot)
-    report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
-                                seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
-                                theory_draws=args.theory_draws, **settings)
-    if method != "replica-exchange":
-        report["cost"] = _cost(report["measured"])
-    if args.plot:
-        from emergence.figures import free_energy_figure, posterior_figure, save_figure
 
-        figure = (free_energy_figure if method == "umbrella" else posterior_figure)(report)
-        figure.suptitle(f"posterior, {args.attention}, L={args.L}, V={args.V} (reconstructed theory)", fontsize=10)
-        save_figure(figure, args.plot)
-    if args.json == "-":
-        sys.stdout.write(to_json_text(report))
-        return 0
-    if args.json:
-        write_json_atomic(args.json, report)
-    {"umbrella": _print_umbrella, "hmc": _print_transitions}.get(method, _print_replica_exchange)(report)
-    if "cost" in report:
-        cost = report["cost"]
-        print(f"cost per batched gradient: {min(cost['seconds_per_gradient']) * 1e3:.0f}-"
-              f"{max(cost['seconds_per_gradient']) * 1e3:.0f} ms, {max(cost['fraction_of_limit']):.1%} at best of one core's "
-              f"float64 matmul rate ({cost['limit_flop_per_second'] / 1e9:.1f} GFLOP/s)")
-    return 0
+
+def _save_plot(args, method: str, report: dict) -> None:
+    from emergence.figures import free_energy_figure, posterior_figure, save_figure
+
+    figure = (free_energy_figure if method == "umbrella" else posterior_figure)(report)
+    figure.suptitle(f"posterior, {args.attention}, L={args.L}, V={args.V} (reconstructed theory)", fontsize=10)
+    save_figure(figure, args.plot)
+
+
+def _print_cost(cost: dict) -> None:
+    print(f"cost per batched gradient: {min(cost['seconds_per_gradient']) * 1e3:.0f}-"
+          f"{max(cost['seconds_per_gradient']) * 1e3:.0f} ms, {max(cost['fraction_of_limit']):.1%} at best of one core's "
+          f"float64 matmul rate ({cost['limit_flop_per_second'] / 1e9:.1f} GFLOP/s)")

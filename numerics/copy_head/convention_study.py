@@ -21,7 +21,8 @@ import numpy as np
 from emergence.numerics.copy_head.crossover import literal_crossover
 from emergence.numerics.copy_head.minimisation import local_minima
 from emergence.numerics.copy_head.reduced_action import reduced_action
-from emergence.numerics.copy_head.scaling import CLAIMS, scaling_report
+from emergence.numerics.copy_head.scaling import scaling_report
+from emergence.numerics.copy_head.scaling_claims import CLAIMS
 from emergence.theory.copy_head.conventions import Convention
 from emergence.base.errors import EmergenceError
 

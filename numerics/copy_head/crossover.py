@@ -39,26 +39,21 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq, minimize_scalar
 
-from emergence.numerics.copy_head.minimisation import newton_polish
+from emergence.numerics.copy_head.branches import branch_point
+from emergence.numerics.copy_head.reduced_action import ReducedAction
 
 LOG_STEP = 1e-4
 """Step in :math:`\\ln P` of the central difference of :math:`c_G`."""
 
 
-def branch_point(action, y_start, P: float) -> np.ndarray:
-    """The local minimum at ``P`` reached by Newton from ``y_start`` (shape ``(k,)``)."""
-    y, _ = newton_polish(action, np.asarray(y_start, dtype=float)[:, None], np.array([P]))
-    return action.canonical(y)[:, 0]
-
-
-def copy_slope(action, y_start, log_P: float, step: float = LOG_STEP) -> float:
+def copy_slope(action: ReducedAction, y_start, log_P: float, step: float = LOG_STEP) -> float:
     r""":math:`\mathrm{d}c_G/\mathrm{d}\ln P` by a central difference along the branch through ``y_start``."""
     y = np.stack([branch_point(action, y_start, np.exp(log_P + s)) for s in (-step, step)], axis=1)
     cG = action.order_parameters(y)[1]
     return float((cG[1] - cG[0]) / (2 * step))
 
 
-def copy_onset(action, P: np.ndarray, y: np.ndarray) -> float | None:
+def copy_onset(action: ReducedAction, P: np.ndarray, y: np.ndarray) -> float | None:
     r"""The :math:`P` of steepest rise of :math:`c_G` in :math:`\ln P`, from the global minima ``y`` on grid ``P``."""
     log_P = np.log(P)
     cG = action.order_parameters(y)[1]
@@ -73,7 +68,7 @@ def copy_onset(action, P: np.ndarray, y: np.ndarray) -> float | None:
     return float(np.exp(result.x))
 
 
-def literal_crossover(action, P: np.ndarray, y: np.ndarray, jump: float | None = None) -> float | None:
+def literal_crossover(action: ReducedAction, P: np.ndarray, y: np.ndarray, jump: float | None = None) -> float | None:
     r"""The first :math:`P` on grid ``P`` where :math:`c_G - c_1` changes sign, refined by Brent.
 
     The sign change is followed along the local minimum through the grid point before it.  When

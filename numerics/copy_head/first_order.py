@@ -41,7 +41,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
-from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima, newton_polish
+from emergence.numerics.copy_head.branches import action_difference, branch_birth
+from emergence.numerics.copy_head.minimisation import LocalMinima, Minimisable, local_minima
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -52,38 +53,7 @@ def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | N
     return indices, lower, upper
 
 
-def action_difference(action, lower_start, upper_start, P: float) -> float:
-    r""":math:`S_2 - S_1` at ``P`` of the branches followed from ``lower_start`` (1) and ``upper_start`` (2)."""
-    starts = np.stack([np.asarray(lower_start, dtype=float), np.asarray(upper_start, dtype=float)], axis=1)
-    lower, upper = action.canonical(newton_polish(action, starts, np.array([P, P]))[0]).T
-    if np.abs(upper - lower).max() < 1e-6 * (1 + np.abs(upper).max()):
-        raise ValueError("the two branches merged")
-    values = action.value(np.stack([lower, upper], axis=1), np.array([P, P]))
-    return float(values[1] - values[0])
-
-
-def branch_birth(action, y_after, P_before: float, P_after: float, *, steps: int = 45) -> float:
-    r"""Where the branch through ``y_after`` (a minimum at ``P_after``) ends towards ``P_before``, by bisection in :math:`\ln P`.
-
-    The branch exists at ``P`` when Newton from its last known point stays on it (moves less
-    than a tenth of the branch's distance to where it lands when it has vanished).  Accurate
-    to about ``1e-6`` relative: the minimum flattens at the fold.
-    """
-    outside, _ = newton_polish(action, y_after[:, None], np.array([P_before]))
-    scale = 0.1 * np.abs(action.canonical(outside)[:, 0] - y_after).max()
-    low, high, known = np.log(P_before), np.log(P_after), y_after
-    for _ in range(steps):
-        middle = 0.5 * (low + high)
-        y, converged = newton_polish(action, known[:, None], np.array([np.exp(middle)]))
-        y = action.canonical(y)[:, 0]
-        if converged[0] and np.abs(y - known).max() < scale:
-            high, known = middle, y
-        else:
-            low = middle
-    return float(np.exp(high))
-
-
-def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
+def jump_intervals(action: Minimisable, minima: LocalMinima, *, candidates: int = 3, levels: int = 2, points: int = 17):
     """Grid intervals where the global minimum jumps: ``[(P_low, P_high, y_low, y_high), ...]`` in ``P`` order.
 
     The ``candidates`` intervals with the largest change of the global minimum are refined
@@ -116,13 +86,13 @@ def jump_intervals(action, minima: LocalMinima, *, candidates: int = 3, levels: 
     return sorted(found, key=lambda item: item[0])
 
 
-def coexistence_point(action, minima: LocalMinima) -> float | None:
+def coexistence_point(action: Minimisable, minima: LocalMinima) -> float | None:
     r"""The first :math:`P^\ast` where the global minimum changes branch (``None``: it never does).
 
     The branches through the global minima on either side of the jump are followed in
     :math:`P`; :math:`P^\ast` is the root of their action difference.  When the new branch
     does not exist on the near side of the jump, the bracket starts at its birth (located by
-    :func:`branch_birth`), and where the old branch dies inside the interval it ends at its
+    :func:`~.branches.branch_birth`), and where the old branch dies inside the interval it ends at its
     death; without a sign change in between, the birth (new branch lower there) or the
     death is returned.
     """
@@ -153,7 +123,7 @@ class FoldNotFound(ValueError):
     action near it); the spinodal is then not located, and the phase diagram says so."""
 
 
-def _inflection(action, P: float, reference: float, width: float) -> float:
+def _inflection(action: Minimisable, P: float, reference: float, width: float) -> float:
     r"""The root of :math:`S''(u; P)` nearest to ``reference`` within ``reference +- width``.
 
     Raises :class:`FoldNotFound` when :math:`S''` has no sign change there (or is not finite).
@@ -174,7 +144,7 @@ def _inflection(action, P: float, reference: float, width: float) -> float:
     return brentq(second, grid[j], grid[j + 1], xtol=1e-14)
 
 
-def _saddle(action, P: float, lower: float, upper: float) -> float:
+def _saddle(action: Minimisable, P: float, lower: float, upper: float) -> float:
     """The maximum of ``S`` between two neighbouring one-coordinate minima."""
 
     def slope(u):
@@ -184,7 +154,7 @@ def _saddle(action, P: float, lower: float, upper: float) -> float:
     return brentq(slope, lower + margin, upper - margin, xtol=1e-14)
 
 
-def fold_point(action, P_inside: float, P_outside: float, vanishing: float, saddle: float) -> float:
+def fold_point(action: Minimisable, P_inside: float, P_outside: float, vanishing: float, saddle: float) -> float:
     r"""The :math:`P` between ``P_inside`` and ``P_outside`` where the minimum ``vanishing`` meets the saddle."""
     reference, width = 0.5 * (vanishing + saddle), 2.0 * abs(vanishing - saddle)
 
@@ -196,7 +166,7 @@ def fold_point(action, P_inside: float, P_outside: float, vanishing: float, sadd
     return float(np.exp(brentq(fold_function, np.log(P_inside), np.log(P_outside), xtol=1e-14)))
 
 
-def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
+def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] | None:
     r"""``(low, high)``: where the upper minimum appears and where the lower one disappears.
 
     Taken at the edges of the first run of grid points with two minima; one-coordinate
@@ -216,7 +186,7 @@ def spinodals(action, minima: LocalMinima) -> tuple[float, float] | None:
                  for inside, outside, j in ((first, first - 1, 0), (last, last + 1, last - first)))
 
 
-def _edge_fold(action, minima, inside, outside, lower, upper):
+def _edge_fold(action: Minimisable, minima, inside, outside, lower, upper):
     """The fold between grid points ``inside`` (two minima) and ``outside`` (the survivor only).
 
     When the vanishing minimum has no saddle beside it at ``inside`` (the grid point sits on

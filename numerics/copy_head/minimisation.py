@@ -45,10 +45,42 @@ the tilt picks the global one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from emergence.base.errors import DivergenceError
+
+
+@runtime_checkable
+class Minimisable(Protocol):
+    r"""What every solver of this package takes: a function :math:`S(y; P)` of ``k`` coordinates with its
+    derivatives, as jax-md's minimisers take an energy function.
+
+    - ``value(y, P)``: :math:`S`, shape ``y.shape[1:]`` for ``y`` of shape ``(k, ...)``, ``P`` broadcasting
+      against ``y[0]``;
+    - ``gradient(y, P)``: :math:`\partial_i S`, shape ``(k, ...)``;
+    - ``hessian(y, P)``: :math:`\partial_i\partial_j S`, shape ``(k, k, ...)``;
+    - ``bounds``: the search box, shape ``(k, 2)`` (minima on its edge are not stationary and are dropped);
+    - ``start_axes(points)``: one axis of starting points per coordinate (their tensor grid seeds the search);
+    - ``canonical(y)``: the representative of ``y`` under the function's symmetries (identity if none).
+
+    Optional, read where present: ``gradient_and_hessian`` (one fused call, :func:`newton_terms`), ``unit``
+    (natural size of the coordinates, :func:`newton_polish`) and the ``*_mp`` twins (:mod:`.precise`).
+    :class:`~.reduced_action.ReducedAction` extends it with the order parameters of the copy head.
+    """
+
+    bounds: np.ndarray
+
+    def value(self, y, P): ...
+
+    def gradient(self, y, P): ...
+
+    def hessian(self, y, P): ...
+
+    def canonical(self, y): ...
+
+    def start_axes(self, points: int = ...) -> tuple[np.ndarray, ...]: ...
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:
@@ -73,7 +105,7 @@ def _safe(function, *args):
         return function(*args)
 
 
-def newton_terms(action, y, P, ctx=None) -> tuple:
+def newton_terms(action: Minimisable, y, P, ctx=None) -> tuple:
     """``(gradient, hessian)`` of ``action`` at ``y``: one fused call where the action shares work
     between them (``gradient_and_hessian``), else its ``gradient`` and ``hessian``; with an mpmath
     context ``ctx``, the ``_mp`` methods."""
@@ -97,7 +129,7 @@ def symmetric_eigen(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.linalg.eigh(matrices)
 
 
-def newton_polish(action, y, P, *, iterations: int = 200, tolerance: float = 1e-11):
+def newton_polish(action: Minimisable, y, P, *, iterations: int = 200, tolerance: float = 1e-11):
     r"""Saddle-free Newton with backtracking from every column of ``y`` (shape ``(k, n)``).
 
     Returns ``(y, converged)``; ``P`` broadcasts against ``y[0]``.  A column has converged
@@ -205,7 +237,7 @@ def _merge_duplicates(y, S, index, tolerance):
     return y[:, keep], S[keep], index[keep]
 
 
-def _smallest_curvature(action, y, P):
+def _smallest_curvature(action: Minimisable, y, P):
     """Smallest Hessian eigenvalue and its eigenvector (shape ``(k, n)``) at each column of ``y``."""
     hessian = np.moveaxis(_safe(action.hessian, y, P), -1, 0)
     finite = np.isfinite(hessian).all(axis=(1, 2))
@@ -214,7 +246,7 @@ def _smallest_curvature(action, y, P):
     return np.where(finite, eigenvalues[:, 0], -np.inf), eigenvectors[:, :, 0].T
 
 
-def _leave_saddles(action, y, converged, P, P_index):
+def _leave_saddles(action: Minimisable, y, converged, P, P_index):
     """Restart the candidates that stopped on a saddle a small step down its unstable direction."""
     curvature, direction = _smallest_curvature(action, y, P[P_index])
     saddle = converged & np.isfinite(curvature) & (curvature < 0)
@@ -229,7 +261,7 @@ def _leave_saddles(action, y, converged, P, P_index):
             np.concatenate([converged[~saddle], ok]), np.concatenate([P_index[~saddle], index]))
 
 
-def _polished_minima(action, starts, P, P_index):
+def _polished_minima(action: Minimisable, starts, P, P_index):
     """Polish ``starts`` at ``P[P_index]``; keep converged interior points with a positive Hessian."""
     y, converged = newton_polish(action, starts, P[P_index])
     y, converged, P_index = _leave_saddles(action, y, converged, P, P_index)
@@ -263,7 +295,7 @@ def unrepresented(seeds, seed_index, found, found_index, cell) -> np.ndarray:
     return ~(gap.max(axis=2) <= 1.0).any(axis=1)
 
 
-def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
+def local_minima(action: Minimisable, P, *, points: int | None = None) -> LocalMinima:
     """All local minima of ``action`` at each value of ``P`` (see the module docstring).
 
     Raises :class:`DivergenceError` when the action is not finite anywhere on the grid.
@@ -293,6 +325,6 @@ def local_minima(action, P, *, points: int | None = None) -> LocalMinima:
     return LocalMinima(P, y, S, P_index)
 
 
-def global_minimum(action, P, *, points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def global_minimum(action: Minimisable, P, *, points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(y, S)`` of the global minimum at each ``P``; shapes ``(k, len(P))`` and ``(len(P),)``."""
     return local_minima(action, P, points=points).global_minimum()

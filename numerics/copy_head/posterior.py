@@ -41,6 +41,9 @@ from emergence.base.errors import EmergenceError
 
 MODES: tuple[str, ...] = ("uniform", "copy")
 
+DISTINCT_MODES = 0.05
+"""Two modes are distinct where their copy weights :math:`a_G` differ by more than this."""
+
 
 def entropy_rate(t):
     r""":math:`I(t) = (t - 1 - \ln t)/2`, the KL cost per entry of a variance ratio t."""
@@ -293,7 +296,7 @@ class PosteriorTheory:
             P = float(np.exp(middle))
             follow = self.minimise(P, "copy", x0=self._coordinates(copy))
             uniform = self.minimise(P, "uniform")
-            if abs(follow.aG - uniform.aG) > 0.05:
+            if abs(follow.aG - uniform.aG) > DISTINCT_MODES:
                 high, copy = middle, follow
             else:
                 low = middle
@@ -308,7 +311,7 @@ class PosteriorTheory:
             P = float(np.exp(middle))
             uniform = self.minimise(P, "uniform", x0=self._coordinates(low))
             copy = self.minimise(P, "copy", x0=self._coordinates(high))
-            distinct = abs(copy.aG - uniform.aG) > 0.05
+            distinct = abs(copy.aG - uniform.aG) > DISTINCT_MODES
             if distinct and copy.free_energy <= uniform.free_energy or not distinct and uniform.aG > 0.5 * (low.aG + high.aG):
                 b, high = middle, copy
             else:
@@ -318,6 +321,53 @@ class PosteriorTheory:
     @staticmethod
     def _coordinates(mode: PosteriorMode) -> list[float]:
         return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
+
+    def _continued_modes(self, P_grid: np.ndarray) -> list[dict[str, PosteriorMode]]:
+        """Both modes at each grid point, the uniform branch continued upwards and the copy branch downwards
+        (warm starts from the neighbouring point), so that metastable minima are kept."""
+        modes = [self.modes(P) for P in P_grid]
+        for i in range(1, len(P_grid)):
+            follow = self.minimise(P_grid[i], "uniform", x0=self._coordinates(modes[i - 1]["uniform"]))
+            if (follow.free_energy < modes[i]["uniform"].free_energy
+                    or abs(follow.aG - modes[i]["uniform"].aG) > DISTINCT_MODES):
+                modes[i]["uniform"] = follow
+        for i in range(len(P_grid) - 2, -1, -1):
+            follow = self.minimise(P_grid[i], "copy", x0=self._coordinates(modes[i + 1]["copy"]))
+            if abs(follow.aG - modes[i]["uniform"].aG) > DISTINCT_MODES and (
+                    abs(modes[i]["copy"].aG - modes[i]["uniform"].aG) <= DISTINCT_MODES
+                    or follow.free_energy < modes[i]["copy"].free_energy):
+                modes[i]["copy"] = follow
+        return modes
+
+    def _free_energy_gap(self, log_P: float, uniform: PosteriorMode, copy: PosteriorMode) -> float:
+        r""":math:`F_{\rm copy} - F_{\rm uniform}` at :math:`P = e^{\log P}`, each mode warm-started from the given one."""
+        P = np.exp(log_P)
+        u = self.minimise(P, "uniform", x0=self._coordinates(uniform))
+        c = self.minimise(P, "copy", x0=self._coordinates(copy))
+        return c.free_energy - u.free_energy
+
+    def _equal_free_energy(self, P_grid: np.ndarray, modes: list[dict[str, PosteriorMode]], distinct: np.ndarray,
+                           difference: np.ndarray) -> float | None:
+        """The first equal-free-energy point bracketed on the grid (see :meth:`transition`), or None."""
+        for i in range(len(P_grid) - 1):
+            def gap(log_P, i=i):
+                return self._free_energy_gap(log_P, modes[i]["uniform"], modes[i + 1]["copy"])
+            if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
+                return float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
+            if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
+                # the copy mode is born between the grid points; coexistence (equal F) lies between its
+                # birth and the next grid point unless it is born already below the uniform mode
+                birth = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                low = np.log(birth)
+                return birth if gap(low) <= 0 else float(np.exp(brentq(gap, low, np.log(P_grid[i + 1]), xtol=1e-4)))
+        return None
+
+    def _jump_between_grid_points(self, P_grid: np.ndarray, best: list[PosteriorMode]) -> float | None:
+        """Where the global mode jumps when the whole bistable window lies between two grid points, or None."""
+        for i in range(len(P_grid) - 1):
+            if best[i + 1].aG - best[i].aG > 0.2:
+                return self._global_jump(P_grid[i], P_grid[i + 1], best[i], best[i + 1])
+        return None
 
     def modes(self, P: float) -> dict[str, PosteriorMode]:
         """Both local minima at ``P`` (the copy search may fall into the uniform mode where no copy mode exists)."""
@@ -334,41 +384,11 @@ class PosteriorTheory:
         the next grid point; only a copy mode born already below the uniform one gives its birth.
         """
         P_grid = np.asarray(P_grid, dtype=float)
-        modes = [self.modes(P) for P in P_grid]
-        # follow each branch into its metastable range: uniform upwards, copy downwards
-        for i in range(1, len(P_grid)):
-            follow = self.minimise(P_grid[i], "uniform", x0=self._coordinates(modes[i - 1]["uniform"]))
-            if follow.free_energy < modes[i]["uniform"].free_energy or abs(follow.aG - modes[i]["uniform"].aG) > 0.05:
-                modes[i]["uniform"] = follow
-        for i in range(len(P_grid) - 2, -1, -1):
-            follow = self.minimise(P_grid[i], "copy", x0=self._coordinates(modes[i + 1]["copy"]))
-            if abs(follow.aG - modes[i]["uniform"].aG) > 0.05 and (
-                    abs(modes[i]["copy"].aG - modes[i]["uniform"].aG) <= 0.05
-                    or follow.free_energy < modes[i]["copy"].free_energy):
-                modes[i]["copy"] = follow
-        distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > 0.05 for m in modes])
+        modes = self._continued_modes(P_grid)
+        distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > DISTINCT_MODES for m in modes])
         difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
-        P_star = None
-        for i in range(len(P_grid) - 1):
-            def gap(log_P, i=i):
-                P = np.exp(log_P)
-                u = self.minimise(P, "uniform", x0=self._coordinates(modes[i]["uniform"]))
-                c = self.minimise(P, "copy", x0=self._coordinates(modes[i + 1]["copy"]))
-                return c.free_energy - u.free_energy
-            if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
-                P_star = float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
-                break
-            if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
-                # the copy mode is born between the grid points; coexistence (equal F) lies between its
-                # birth and the next grid point unless it is born already below the uniform mode
-                birth = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
-                low = np.log(birth)
-                P_star = birth if gap(low) <= 0 else float(np.exp(brentq(gap, low, np.log(P_grid[i + 1]), xtol=1e-4)))
-                break
+        P_star = self._equal_free_energy(P_grid, modes, distinct, difference)
         best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
         if P_star is None:
-            for i in range(len(P_grid) - 1):
-                if best[i + 1].aG - best[i].aG > 0.2:  # the whole bistable window lies between two grid points
-                    P_star = self._global_jump(P_grid[i], P_grid[i + 1], best[i], best[i + 1])
-                    break
+            P_star = self._jump_between_grid_points(P_grid, best)
         return {"modes": modes, "global": best, "P_star": P_star, "distinct": distinct, "difference": difference}

@@ -37,38 +37,33 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from emergence.numerics.copy_head.minimisation import Minimisable
 from emergence.base.errors import EmergenceError, InvalidSizeError
 
 ATTENTIONS: tuple[str, ...] = ("linear", "softmax")
 
 
 @runtime_checkable
-class ReducedAction(Protocol):
-    r"""What the solvers need of a reduced action :math:`S(y; P)` (:class:`LinearAction`,
-    :class:`SoftmaxAction`, and the test doubles of the solver tests).
+class ReducedAction(Minimisable, Protocol):
+    r"""A copy-head reduced action :math:`S(y; P)`: a :class:`~.minimisation.Minimisable` with the order
+    parameters the transitions are read from (:class:`LinearAction`, :class:`SoftmaxAction`, and the test
+    doubles of the solver tests).
 
-    ``y`` has shape ``(k, ...)`` (``k = len(coordinates)``), ``P`` broadcasts against ``y[0]``;
-    ``bounds`` is ``(k, 2)``; the ``*_mp`` twins (used by :mod:`.precise`) take lists of mpmath
-    numbers and a context.
+    ``y`` has shape ``(k, ...)`` (``k = len(coordinates)``); ``order_parameters(y)`` gives
+    :math:`(c_1, c_G)`, each of shape ``y.shape[1:]``; ``symmetric_point``: the point of shape ``(k,)`` where
+    the action is even (linear attention's :math:`c_1 = c_G = 0`), ``None`` where there is none; the ``*_mp``
+    twins (used by :mod:`.precise`) take lists of mpmath numbers and a context.
     """
 
     attention: str
     coordinates: tuple[str, ...]
-    bounds: np.ndarray
     L: float
     V: float
 
-    def value(self, y, P): ...
-
-    def gradient(self, y, P): ...
-
-    def hessian(self, y, P): ...
-
-    def canonical(self, y): ...
+    @property
+    def symmetric_point(self) -> np.ndarray | None: ...
 
     def order_parameters(self, y): ...
-
-    def start_axes(self, points: int = ...) -> tuple[np.ndarray, ...]: ...
 
 
 def generated_kernels() -> types.SimpleNamespace:

@@ -38,17 +38,21 @@ import numpy as np
 from scipy.optimize import brentq
 
 from emergence.numerics.copy_head.minimisation import global_minimum
+from emergence.numerics.copy_head.reduced_action import ReducedAction
 
 
-def symmetric_curvature(action, P) -> np.ndarray:
+def symmetric_curvature(action: ReducedAction, P) -> np.ndarray:
     """Smallest Hessian eigenvalue at the symmetric point, for each ``P``."""
     P = np.atleast_1d(np.asarray(P, dtype=float))
-    point = np.broadcast_to(action.symmetric_point[:, None], (len(action.symmetric_point), len(P)))
+    symmetric = action.symmetric_point
+    if symmetric is None:
+        raise ValueError("the action has no symmetric point")
+    point = np.broadcast_to(symmetric[:, None], (len(symmetric), len(P)))
     hessian = np.moveaxis(action.hessian(point, P), -1, 0)
     return np.linalg.eigvalsh(hessian)[:, 0]
 
 
-def second_order_point(action, P_low: float, P_high: float, *, scan: int = 200) -> float | None:
+def second_order_point(action: ReducedAction, P_low: float, P_high: float, *, scan: int = 200) -> float | None:
     r"""The first :math:`P_1 \in [P_{low}, P_{high}]` where the symmetric point loses stability."""
     if getattr(action, "symmetric_point", None) is None:
         return None
@@ -65,7 +69,7 @@ def second_order_point(action, P_low: float, P_high: float, *, scan: int = 200) 
     return float(np.exp(brentq(kappa, np.log(grid[i]), np.log(grid[i + 1]), xtol=1e-14, rtol=1e-15)))
 
 
-def critical_exponent(action, P1: float, *, epsilons=None) -> dict:
+def critical_exponent(action: ReducedAction, P1: float, *, epsilons=None) -> dict:
     r"""Fit :math:`c_1 \propto (P - P_1)^\beta` from the global minimum just above :math:`P_1`.
 
     Returns ``beta`` (least-squares slope), ``local_exponents`` (slopes between neighbouring

@@ -145,7 +145,7 @@ def readout_coexistence() -> dict[str, sp.Expr]:
     .. math:: \frac{a}{1-a} = \sqrt{\frac{s_G(V-1)}{\lambda_0}}\,\frac{z}{(1+z)^{3/2}},\qquad
        \ell = \frac{1+z}{1-a},\qquad \Pi = \frac{zV}{\lambda_0\beta_0a^2},
 
-    closed by :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` (:func:`emergence.numerics.copy_head.scaling.readout_landing`).  As
+    closed by :math:`\ell = \ln(a/(1-a)) + \ln(L-1)` (:func:`emergence.numerics.copy_head.scaling_certification.readout_landing`).  As
     :math:`L\to\infty`: :math:`z \simeq \ln L`, :math:`a^* \simeq \sqrt{s_G(V-1)/(\lambda_0\ln L)}`
     (the head still weakens, but only like :math:`(\ln L)^{-1/2}`) and
     :math:`P^* \simeq V L\ln^2 L/(\beta_0 s_G (V-1))`.

@@ -119,6 +119,10 @@ law holds near :math:`P_1`; far above it :math:`c_1` saturates)."""
 
 TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
 
+COVERAGE_THRESHOLD = 0.5
+"""The two order parameters capture most of a trained attention pattern when the coverage (the share of the
+attention matrix in span{J, S}) at the largest P is at least this."""
+
 
 def _number(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
@@ -470,82 +474,110 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
         "points converged; linear besides: the P1 fitted to the onset law within the factor); RMS of measured "
         "minus predicted order parameters over the converged grid"
     )
-    reasons = []
-    converged = measured.get("converged")
-    if converged is None:
-        reasons.append("the measurement has no per-point convergence record (missing data: no point counts as "
-                       "converged)")
-        converged = [False] * len(measured["P"])
-    kept = [i for i, ok in enumerate(converged) if ok]
+    kept, reasons = _converged_points(measured)
     grid = [measured["P"][i] for i in kept]
-    if measured.get("nonconverged_P"):
-        reasons.append(f"{len(measured['nonconverged_P'])} of {len(measured['P'])} points did not converge "
-                       f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}; excluded)")
     if predicted is None:
         return {"metric": metric, "available": False, "converged_points": len(kept), "passes": False,
                 "reasons": reasons + ["no theory prediction for this convention"]}
-    statuses, ratios = {}, {}
-    for name in TRANSITION_NAMES[attention]:
-        record = measured.get(name) or _absent("not measured")
-        verdict = compare_transition(record["bracket"], predicted["transitions"].get(name), grid)
-        statuses[name], ratios[name] = verdict, verdict["ratio"]
+    statuses = {name: compare_transition((measured.get(name) or _absent("not measured"))["bracket"],
+                                         predicted["transitions"].get(name), grid)
+                for name in TRANSITION_NAMES[attention]}
     failures = [f"{name} {v['summary']}" for name, v in statuses.items() if v["status"] != "within"]
-    rms = {}
-    if kept:
-        log_grid = np.log(np.asarray(predicted["P"], dtype=float))
-        for key in ("c1", "cG"):
-            theory = np.interp(np.log(np.asarray(grid, dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
-            values = np.asarray([measured[f"{key}_mean"][i] for i in kept], dtype=float)
-            rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
-    enough = len(kept) >= 2
-    extra: dict = {}
-    if attention == "linear" and kept:
-        beta = (predicted["transitions"].get("critical_exponent") or {}).get("beta")
-        fit = onset_fit(grid, [measured["c1_mean"][i] for i in kept], (measured.get("P1") or {}).get("bracket"), beta)
-        fitted = compare_transition(None if fit["P1"] is None else [fit["P1"], fit["P1"]],
-                                    predicted["transitions"].get("P1"), grid)
-        extra["P1_fit"] = fit | {"status": fitted["status"], "ratio": None if fitted["ratio"] is None
-                                 else fitted["ratio"][0]}
-        if fit["P1"] is None:
-            failures.append(f"P1 fit: {fit['note']}")
-        elif fitted["status"] != "within":
-            failures.append(f"P1 fitted to the onset law {fit['P1']:.4g}, predicted "
-                            f"{_number(predicted['transitions'].get('P1'))}: {fitted['reason']}")
-    predicted_P_star = predicted["transitions"].get("P_star") if attention == "softmax" else None
-    if predicted_P_star is not None:
-        extra["grid"] = grid_coverage(measured["P"], predicted_P_star)
-        if not extra["grid"]["spans"]:
-            failures.append(extra["grid"]["reason"])
-        bracket = (measured.get("P_star") or {}).get("bracket")
-        if bracket is not None and "converged" in measured:
-            extra["landing"] = jump_landing(measured, predicted, bracket)
-            if not extra["landing"]["within"]:
-                failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
-                                f"(needs a_G after it within {LANDING_TOLERANCE:g})")
-        window = predicted["transitions"].get("spinodals")
-        if "bistable_fraction" in measured and window is None:  # Adam: the two starts test the hysteresis
-            failures.append("the predicted spinodal window does not lie inside the theory's grid: hysteresis untested")
-        elif "bistable_fraction" in measured:
-            extra["hysteresis"] = hysteresis(measured, window)
-            if not extra["hysteresis"]["inside"]:
-                failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
-                                f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
+    extra, checked = (_onset_agreement if attention == "linear" else _jump_agreement)(measured, predicted, kept, grid)
+    failures += checked
     if measured.get("nonconverged_P"):
         failures.append("non-converged points fail the verdict (missing data)")
+    enough = len(kept) >= 2
     if not enough:
         failures.append(f"only {len(kept)} of {len(measured['P'])} points converged (need 2)")
     return {
         "metric": metric,
         "available": True,
         "transitions": statuses,
-        "ratios": ratios,
+        "ratios": {name: v["ratio"] for name, v in statuses.items()},
         "within_factor": {name: v["status"] == "within" for name, v in statuses.items()},
-        "order_parameter_rms": rms,
+        "order_parameter_rms": _order_parameter_rms(measured, predicted, kept, grid),
         "converged_points": len(kept),
         "passes": bool(enough and not failures),
         "reasons": reasons + failures,
         **extra,
     }
+
+
+def _converged_points(measured: dict) -> tuple[list[int], list[str]]:
+    """Indices of the converged points and the reasons that qualify them: a measurement without a convergence
+    record counts no point as converged (missing data), and non-converged points are named."""
+    reasons = []
+    converged = measured.get("converged")
+    if converged is None:
+        reasons.append("the measurement has no per-point convergence record (missing data: no point counts as "
+                       "converged)")
+        converged = [False] * len(measured["P"])
+    if measured.get("nonconverged_P"):
+        reasons.append(f"{len(measured['nonconverged_P'])} of {len(measured['P'])} points did not converge "
+                       f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}; excluded)")
+    return [i for i, ok in enumerate(converged) if ok], reasons
+
+
+def _order_parameter_rms(measured: dict, predicted: dict, kept: list[int], grid: list) -> dict:
+    """RMS of measured minus predicted c1 and cG over the converged points (theory interpolated in ln P)."""
+    if not kept:
+        return {}
+    log_grid = np.log(np.asarray(predicted["P"], dtype=float))
+    rms = {}
+    for key in ("c1", "cG"):
+        theory = np.interp(np.log(np.asarray(grid, dtype=float)), log_grid, np.asarray(predicted[key], dtype=float))
+        values = np.asarray([measured[f"{key}_mean"][i] for i in kept], dtype=float)
+        rms[key] = float(np.sqrt(np.mean((values - theory) ** 2)))
+    return rms
+
+
+def _onset_agreement(measured: dict, predicted: dict, kept: list[int], grid: list) -> tuple[dict, list[str]]:
+    """Linear attention: P1 fitted to the onset law (:func:`onset_fit`) within the factor of the prediction.
+
+    Returns the report's ``P1_fit`` entry (none without converged points) and the failures."""
+    if not kept:
+        return {}, []
+    beta = (predicted["transitions"].get("critical_exponent") or {}).get("beta")
+    fit = onset_fit(grid, [measured["c1_mean"][i] for i in kept], (measured.get("P1") or {}).get("bracket"), beta)
+    fitted = compare_transition(None if fit["P1"] is None else [fit["P1"], fit["P1"]],
+                                predicted["transitions"].get("P1"), grid)
+    extra = {"P1_fit": fit | {"status": fitted["status"], "ratio": None if fitted["ratio"] is None
+                              else fitted["ratio"][0]}}
+    if fit["P1"] is None:
+        return extra, [f"P1 fit: {fit['note']}"]
+    if fitted["status"] != "within":
+        return extra, [f"P1 fitted to the onset law {fit['P1']:.4g}, predicted "
+                       f"{_number(predicted['transitions'].get('P1'))}: {fitted['reason']}"]
+    return extra, []
+
+
+def _jump_agreement(measured: dict, predicted: dict, kept: list[int], grid: list) -> tuple[dict, list[str]]:
+    """Softmax attention: the grid spans the predicted P*, the jump lands where predicted, and (two starts)
+    a point inside the predicted spinodal window has two minima.  Returns the report's ``grid``, ``landing``
+    and ``hysteresis`` entries and the failures (none without a predicted P*)."""
+    predicted_P_star = predicted["transitions"].get("P_star")
+    if predicted_P_star is None:
+        return {}, []
+    failures = []
+    extra: dict = {"grid": grid_coverage(measured["P"], predicted_P_star)}
+    if not extra["grid"]["spans"]:
+        failures.append(extra["grid"]["reason"])
+    bracket = (measured.get("P_star") or {}).get("bracket")
+    if bracket is not None and "converged" in measured:
+        extra["landing"] = jump_landing(measured, predicted, bracket)
+        if not extra["landing"]["within"]:
+            failures.append(f"the jump lands off the prediction: {extra['landing']['summary']} "
+                            f"(needs a_G after it within {LANDING_TOLERANCE:g})")
+    window = predicted["transitions"].get("spinodals")
+    if "bistable_fraction" in measured and window is None:  # Adam: the two starts test the hysteresis
+        failures.append("the predicted spinodal window does not lie inside the theory's grid: hysteresis untested")
+    elif "bistable_fraction" in measured:
+        extra["hysteresis"] = hysteresis(measured, window)
+        if not extra["hysteresis"]["inside"]:
+            failures.append(f"no point inside the predicted spinodal window [{_number(window[0])}, "
+                            f"{_number(window[1])}] has two minima (no hysteresis where predicted)")
+    return extra, failures
 
 
 def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> list[str]:
