@@ -40,6 +40,9 @@ def add_arguments(parser):
     parser.add_argument("--draws", type=integer(4), default=None,
                         help=f"draws per chain (HMC default {HMC['draws']}, replica exchange {REPLICA['draws']})")
     parser.add_argument("--leapfrog", type=integer(1), default=HMC["leapfrog"], help="HMC leapfrog steps (default %(default)s)")
+    parser.add_argument("--data-multiple", type=integer(1), default=HMC["data_multiple"],
+                        help="self-averaging probe: the data term of K*P sequences weighted 1/K (run as beta_0/K on "
+                             "K*P sequences; default %(default)s, the posterior itself)")
     parser.add_argument("--replicas", type=integer(1), default=REPLICA["replicas"], help="replica exchange: rungs per ladder")
     parser.add_argument("--coldest", type=float, default=REPLICA["coldest"], help="replica exchange: lowest temperature")
     parser.add_argument("--hottest", type=float, default=REPLICA["hottest"], help="replica exchange: highest temperature")
@@ -75,7 +78,8 @@ def _settings(args, method: str) -> dict:
     else:
         if not (args.kappa > 0 and 0 < args.divide < 1):
             raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
-        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog}
+        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
+                  "data_multiple": args.data_multiple}
         if args.windows is not None:
             chosen["centres"] = _centres(args.windows)
     for key in ("chains", "draws"):
@@ -105,11 +109,30 @@ def _print_umbrella(report) -> None:
         print(_umbrella_row(report, i))
     print(_P_star_line(report))
     print(f"passes: {agreement['passes']}" + ("" if agreement["passes"] else f" ({'; '.join(agreement['reasons'])})"))
-    print("bulk of W_QK per window (sampled t_u, t_v against the theory's at the window's a_G):")
-    for row in measured["bulk"]:
-        cells = "  ".join(f"{a:.2f}: {tu:.2f}/{tu_th:.2f} {tv:.2f}/{tv_th:.2f}" for a, tu, tu_th, tv, tv_th in
-                          zip(row["aG"], row["t_u"], row["t_u_theory"], row["t_v"], row["t_v_theory"]))
+    _print_bulk(measured["bulk"])
+    _print_importance_sampled(report)
+
+
+def _print_bulk(rows) -> None:
+    """Per window: sampled t_u, t_v and t_copy against the theory's t_u, t_v (the theory gives the copy diagonal t_v)."""
+    print("bulk of W_QK per window (a_G: sampled/theory t_u, t_v, and the copy diagonal's t_copy against t_v):")
+    for row in rows:
+        t_copy = row.get("t_copy") or [float("nan")] * len(row["aG"])
+        cells = "  ".join(f"{a:.2f}: {tu:.2f}/{tu_th:.2f} {tv:.2f}/{tv_th:.2f} {tc:.2f}" for a, tu, tu_th, tv, tv_th, tc in
+                          zip(row["aG"], row["t_u"], row["t_u_theory"], row["t_v"], row["t_v_theory"], t_copy))
         print(f"  P = {row['P']}: {cells}")
+
+
+def _print_importance_sampled(report) -> None:
+    """Where the theory's modes coexist: its own two trials importance-weighted, beside the sampled Delta F."""
+    rows = [(P, value, measured) for P, value, measured in zip(report["measured"]["P"],
+            report["predicted"].get("delta_F_importance_sampled") or [], report["measured"]["delta_F"]) if value]
+    if not rows:
+        return
+    print("the theory's two modes, importance-weighted (a diagnosis of its variational bound, not a prediction):")
+    for P, value, measured in rows:
+        print(f"  P = {P}: F_copy - F_uniform {value['theory_modes']:.1f} (theory) -> {value['value']:.1f} ± "
+              f"{value['error']:.1f} (weighted); sampled Delta F {measured:.1f}")
 
 
 def _umbrella_row(report, i: int) -> str:
