@@ -247,15 +247,9 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
     """
     attention = model.attention(evaluation)
     order = copy_order_parameters(attention)
-    if model.convention.architecture == "T":
-        order = {
-            key: torch.zeros(model.runs, dtype=attention.dtype, device=attention.device).index_add(
-                0, evaluation.run, getattr(order, key)
-            ) / evaluation.counts
-            for key in ("c1", "cG", "m", "coverage", "copy_fraction")
-        }
-    else:
-        order = {key: getattr(order, key) for key in ("c1", "cG", "m", "coverage", "copy_fraction")}
+    # model T's attention is per sequence: its order parameters are averaged over each run's sequences
+    order = {key: model.attention_logits.run_average(getattr(order, key), evaluation)
+             for key in ("c1", "cG", "m", "coverage", "copy_fraction")}
     c1, cG, m = order["c1"], order["cG"], order["m"]
     if model.convention.attention == "linear":
         sign = torch.where(m < 0, -1.0, 1.0).to(c1.dtype)
