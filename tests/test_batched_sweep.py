@@ -70,3 +70,19 @@ def test_points_that_differ_in_more_than_P_are_not_batched():
     configs[1] = dict(configs[1], adam_lr=0.01)
     with pytest.raises(EmergenceError, match="agree on every setting"):
         run_copy_points(configs)
+
+
+def _never(config):
+    raise AssertionError("a stored point was recomputed")
+
+
+def test_a_batched_sweep_stores_each_point_under_its_own_key(tmp_path):
+    """The store is keyed per point: a per-point sweep resumes a batched one without recomputing anything."""
+    from emergence.base.sweeps import InProcessExecutor, run_sweep
+    from emergence.validation.copy_task.experiment import sweep_work
+
+    configs = _configs("M", "linear", grid=(3, 6, 12), steps=100)
+    batched = run_sweep(sweep_work("cpu", points_per_model=2), configs, tmp_path, executor=InProcessExecutor(), progress=False)
+    resumed = run_sweep(_never, configs, tmp_path, executor=InProcessExecutor(), progress=False)
+    assert resumed == batched
+    assert [differences(mine, run_copy_point(config)) for mine, config in zip(batched, configs)] == [[]] * 3

@@ -2,7 +2,11 @@ r"""One point of a copy-task validation sweep: all seeds, both starts (and chain
 
 :func:`run_copy_point` is what a sweep executor runs: it builds ``seeds x starts x chains``
 models as one batched tensor program, trains them (Adam MAP) or samples them (SGLD) and
-returns a JSON-ready summary.
+returns a JSON-ready summary.  :func:`run_copy_points` trains several Adam points of one sweep (equal
+but for :math:`P`) as one batched model, each point stopping early on its own, and returns each point's
+summary as :func:`run_copy_point` would (to rounding); :func:`sweep_work` hands either to
+:func:`~emergence.base.sweeps.run_sweep`, which stores each point under its own key (a batched sweep
+resumes point by point; Ctrl-C keeps every finished chunk of points).
 
 The ``objective`` (:data:`~emergence.validation.copy_task.training.OBJECTIVES`) is the joint potential
 :math:`U(\theta, W)` or the readout-marginal action :math:`S(\theta)`; "potential" below is that objective.
@@ -20,13 +24,16 @@ The ``objective`` (:data:`~emergence.validation.copy_task.training.OBJECTIVES`) 
 
 from __future__ import annotations
 
+import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
 from emergence.base.errors import EmergenceError
+from emergence.base.sweeps import BatchedWork
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import STARTS, CopyAttentionModel
@@ -176,10 +183,23 @@ def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[
     return summaries
 
 
+def batch_group(config: dict[str, Any]) -> str:
+    """The key under which sweep points may share one batched model: every setting but :data:`BATCHED_KEYS_EXCLUDED`."""
+    return json.dumps({k: v for k, v in config.items() if k not in BATCHED_KEYS_EXCLUDED}, sort_keys=True, default=str)
+
+
+def sweep_work(device: str, points_per_model: int = 1):
+    """What a sweep executor runs (:func:`~emergence.base.sweeps.run_sweep`): :func:`run_copy_point` per point, or,
+    with ``points_per_model > 1``, a :class:`~emergence.base.sweeps.BatchedWork` of :func:`run_copy_points`
+    over chunks of at most that many points of one :func:`batch_group`; each point's result is stored under its own key."""
+    if points_per_model <= 1:
+        return partial(run_copy_point, device=device)
+    return BatchedWork(partial(run_copy_points, device=device), points_per_model, batch_group)
+
+
 def _check_batchable(configs: list[dict[str, Any]]) -> None:
     """Fail unless the points agree on every key but :data:`BATCHED_KEYS_EXCLUDED`."""
-    shared = [{k: v for k, v in config.items() if k not in BATCHED_KEYS_EXCLUDED} for config in configs]
-    if any(other != shared[0] for other in shared[1:]):
+    if len({batch_group(config) for config in configs}) > 1:
         raise EmergenceError("points batched into one model must agree on every setting but P and seed")
 
 
