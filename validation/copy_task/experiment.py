@@ -103,6 +103,7 @@ def _data_seeds(config: dict[str, Any]) -> list[int]:
 
 
 def _initial_seeds(config: dict[str, Any]) -> list[int]:
+    """Each run's seed for its start's noise: the sweep seed, the run's own seed and chain (not P)."""
     return [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in _point_runs(config)]
 
 
