@@ -249,6 +249,7 @@ def _plan(work: "Work | BatchedWork", pending: list[int], configs: Sequence[dict
     A plain work runs each point alone (item: its configuration); a :class:`BatchedWork` runs chunks
     (item: the list of their configurations, the task returns a list of results).
     """
+    task: Callable[[Any], Any]
     if isinstance(work, BatchedWork):
         chunks = work.chunks(pending, configs)
         task = partial(_run_chunk_and_store, work.work, folder, code) if stored_by_executor else work.work

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from emergence.validation.copy_task.config import CopyTaskConvention
-from emergence.validation.copy_task.experiment import _models, point_config, run_copy_point, run_copy_points
+from emergence.validation.copy_task.experiment import point_config, run_copy_point, run_copy_points, sweep_model
 from emergence.validation.copy_task.training import train_map
 
 TOLERANCE = 1e-10
@@ -46,7 +46,7 @@ def test_the_batched_sweep_equals_the_point_loop(architecture, attention):
 
 def test_points_stop_early_on_their_own():
     """The equality above covers per-point early stops: at these settings one point stops at 300 steps, the others run to the cap."""
-    batch, _, model, points = _models(_configs("T", "linear"), "cpu")
+    batch, _, model, points = sweep_model(_configs("T", "linear"), "cpu")
     steps = train_map(model, batch, steps=600, objective="marginal", points=points).steps_taken
     per_point = {int(p): set(steps[points == p].tolist()) for p in points.unique()}
     assert all(len(taken) == 1 for taken in per_point.values())

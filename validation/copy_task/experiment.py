@@ -107,7 +107,7 @@ def _initial_seeds(config: dict[str, Any]) -> list[int]:
     return [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in _point_runs(config)]
 
 
-def _models(configs: list[dict[str, Any]], device: str):
+def sweep_model(configs: list[dict[str, Any]], device: str):
     r"""One batched model for every run of ``configs`` (points equal but for :math:`P`): data, evaluation data, model, point of each run.
 
     Each run's data and start depend only on its own point's configuration, so a point's runs are the
@@ -141,7 +141,7 @@ def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any
     started = time.perf_counter()
     if config["optimizer"] not in ("adam", "sgld"):
         raise EmergenceError(f"unknown optimizer {config['optimizer']!r}; choose adam or sgld")
-    batch, evaluation, model, _ = _models([config], device)
+    batch, evaluation, model, _ = sweep_model([config], device)
     summarise = _summarise_map if config["optimizer"] == "adam" else _summarise_sgld
     summary = summarise(model, batch, evaluation, _point_runs(config), config)
     summary["seconds"] = time.perf_counter() - started
@@ -172,7 +172,7 @@ def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[
         return [run_copy_point(config, device) for config in configs]
     _check_batchable(configs)
     started = time.perf_counter()
-    batch, evaluation, model, points = _models(configs, device)
+    batch, evaluation, model, points = sweep_model(configs, device)
     trained = _train_and_measure(model, batch, evaluation, configs[0], points)
     bounds = np.cumsum([0] + [len(_point_runs(config)) for config in configs])
     summaries = [_map_summary({key: values[begin:end] for key, values in trained.items()}, _point_runs(config), config)
