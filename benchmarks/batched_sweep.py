@@ -23,6 +23,7 @@ import numpy as np
 
 from emergence.base.runtime import resolve_device, torch_threads
 from emergence.benchmarks.harness import compare
+from emergence.benchmarks.training_sweeps import TORCH_WORK
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.experiment import point_config, sweep_model
 from emergence.validation.copy_task.training import train_map
@@ -53,6 +54,16 @@ def trainer(configs: list[dict], device: str):
     return train
 
 
+def step_flops(configs: list[dict], device: str) -> int:
+    """Floating-point operations of one batched step (the action and its gradient; matmul-like operators, torch's ``FlopCounterMode``)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    batch, _, model, _ = sweep_model(configs, device)
+    with FlopCounterMode(display=False) as counter:
+        model.marginal_potential(batch).sum().backward()
+    return counter.get_total_flops()
+
+
 def run(quick: bool) -> list[dict]:
     """The batched sweep against the per-point loop; ``quick`` uses fewer steps and repeats."""
     device = resolve_device(None)
@@ -69,7 +80,8 @@ def run(quick: bool) -> list[dict]:
             lambda: [train() for train in loop],
             repeats=repeats,
             detail=f"softmax model T, marginal Adam, P in {P_GRID[0]}..{P_GRID[-1]}, 1 seed x 2 starts per point",
-            cores=cores,
+            cores=cores, engine_flops=steps * step_flops(configs, device), engine_dtype="float32",
+            work_counted=TORCH_WORK,
         )]
 
 
