@@ -33,6 +33,7 @@ import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
@@ -181,38 +182,85 @@ def result_path(out: str | os.PathLike, config: dict[str, Any]) -> Path:
     return Path(out) / f"{run_key(config)}.json"
 
 
-def _run_and_store(work: Work, folder: str, code: str, config: dict[str, Any]) -> dict[str, Any]:
-    """Run one point and write its file at once, where it ran (a shared output folder)."""
-    result = work(config)
-    _store(folder, config, code, result)
-    return result
-
-
-def _store(folder, config: dict[str, Any], code: str, result) -> None:
+def _store(folder: str, code: str, config: dict[str, Any], result: dict[str, Any]) -> None:
     """Write one finished point atomically: ``{"config", "code", "result", "provenance"}``."""
     write_json_atomic(result_path(folder, config), {"config": config, "code": code, "result": result,
                                                     "provenance": provenance(config, config.get("seed"))})
 
 
-def _stored_results(folder, configs: Sequence[dict[str, Any]], code: str) -> tuple[list, list[int]]:
-    """The results already stored in ``folder`` for ``configs`` (None where absent or stale: another
-    configuration under the same hash, or another ``code``) and the indices still to run."""
-    results: list[dict[str, Any] | None] = [None] * len(configs)
-    pending = []
-    for index, config in enumerate(configs):
-        path = result_path(folder, config)
-        if path.exists():
-            stored = read_stored_result(path) or {}
-            if (isinstance(stored, dict) and stored.get("config") == json.loads(json.dumps(config, default=str))
-                    and stored.get("code") == code):
-                results[index] = stored["result"]
-                continue
-        pending.append(index)
-    return results, pending
+def _run_and_store(work: Work, folder: str, code: str, config: dict[str, Any]) -> dict[str, Any]:
+    """Run one point and write its file at once, where it ran (a shared output folder)."""
+    result = work(config)
+    _store(folder, code, config, result)
+    return result
+
+
+def _run_chunk_and_store(work: "Callable[[list[dict[str, Any]]], list[dict[str, Any]]]", folder: str, code: str,
+                         configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Run one chunk of points and write each point's file at once, where it ran."""
+    results = work(configs)
+    for config, result in zip(configs, results):
+        _store(folder, code, config, result)
+    return results
+
+
+@dataclass(frozen=True)
+class BatchedWork:
+    r"""A work that runs several points in one call: ``work(configs) -> results``, one result per configuration, in order.
+
+    :func:`run_sweep` hands it chunks of at most ``size`` pending points whose ``group(config)`` agree
+    (a copy-task sweep: every setting but :math:`P`), and writes each point's result into the store as
+    its chunk finishes, keyed per point as always: a point's result must not depend on the chunk it ran
+    in, so that resuming may regroup the points that are left.  Ctrl-C keeps every finished chunk; the
+    points of the chunk that was running are lost together.  ``work`` goes to the executor's workers
+    (picklable); ``group`` stays in this process.
+    """
+
+    work: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+    size: int
+    group: Callable[[dict[str, Any]], Any]
+
+    def chunks(self, indices: Sequence[int], configs: Sequence[dict[str, Any]]) -> list[list[int]]:
+        """``indices`` (in their order) split into chunks of at most ``size`` with one ``group`` each."""
+        by_group: dict[Any, list[list[int]]] = {}
+        chunks: list[list[int]] = []
+        for index in indices:
+            open_chunks = by_group.setdefault(self.group(configs[index]), [])
+            if not open_chunks or len(open_chunks[-1]) >= max(1, self.size):
+                open_chunks.append([])
+                chunks.append(open_chunks[-1])
+            open_chunks[-1].append(index)
+        return chunks
+
+
+def _stored_result(folder, config: dict[str, Any], code: str) -> dict[str, Any] | None:
+    """The result stored for ``config`` by the code ``code``, or None."""
+    path = result_path(folder, config)
+    stored = (read_stored_result(path) or {}) if path.exists() else {}
+    if (isinstance(stored, dict) and stored.get("config") == json.loads(json.dumps(config, default=str))
+            and stored.get("code") == code):
+        return stored["result"]
+    return None
+
+
+def _plan(work: "Work | BatchedWork", pending: list[int], configs: Sequence[dict[str, Any]], folder: str, code: str,
+          stored_by_executor: bool) -> tuple[list[list[int]], list[Any], Callable]:
+    """What the executor runs: the chunks (lists of indices), one item per chunk and the task applied to each item.
+
+    A plain work runs each point alone (item: its configuration); a :class:`BatchedWork` runs chunks
+    (item: the list of their configurations, the task returns a list of results).
+    """
+    task: Callable[[Any], Any]
+    if isinstance(work, BatchedWork):
+        chunks = work.chunks(pending, configs)
+        task = partial(_run_chunk_and_store, work.work, folder, code) if stored_by_executor else work.work
+        return chunks, [[configs[i] for i in chunk] for chunk in chunks], task
+    task = partial(_run_and_store, work, folder, code) if stored_by_executor else work
+    return [[index] for index in pending], [configs[i] for i in pending], task
 
 
 def run_sweep(
-    work: Work,
+    work: "Work | BatchedWork",
     configs: Sequence[dict[str, Any]],
     out: str | os.PathLike,
     executor: Executor | None = None,
@@ -233,11 +281,14 @@ def run_sweep(
     points and a few workers the largest no longer starts last, after the others).  The progress
     counts points; its time left is fitted to the measured times of the finished points against their
     count and estimated cost, and to the steps a running point reports in this process
-    (:mod:`emergence.base.time_left`, :func:`emergence.base.progress.report_steps`).
+    (:mod:`emergence.base.time_left`, :func:`emergence.base.progress.report_steps`).  A
+    :class:`BatchedWork` runs chunks of pending points in one call each (in that order) and stores
+    every point of a chunk when the chunk finishes.
     """
     code = code if code is not None else source_fingerprint()
     folder = ensure_writable_directory(out)
-    results, pending = _stored_results(folder, configs, code)
+    results = [_stored_result(folder, config, code) for config in configs]
+    pending = [index for index, result in enumerate(results) if result is None]
     costs = [1.0] * len(configs)
     if cost is not None and configs:
         pending.sort(key=lambda index: -cost(configs[index]))
@@ -248,18 +299,17 @@ def run_sweep(
                            cost=sum(costs[index] for index in pending))
     executor = executor or LocalProcessExecutor()
     stored_by_executor = getattr(executor, "stores_where_it_runs", False)
+    chunks, items, task = _plan(work, pending, configs, str(folder), code, stored_by_executor)
     try:
-        todo = [configs[i] for i in pending]
-        task = partial(_run_and_store, work, str(folder), code) if stored_by_executor else work
         with steps_reported_to(bar):  # the steps of points run in this process
-            for local_index, result in executor.map_unordered(task, todo):
-                index = pending[local_index]
-                config = configs[index]
-                if not stored_by_executor:
-                    _store(folder, config, code, result)
-                results[index] = result
-                if bar is not None:
-                    bar.update(1, cost=costs[index])
+            for chunk_index, result in executor.map_unordered(task, items):
+                chunk = chunks[chunk_index]
+                for index, point_result in zip(chunk, result if isinstance(work, BatchedWork) else [result]):
+                    if not stored_by_executor:
+                        _store(str(folder), code, configs[index], point_result)
+                    results[index] = point_result
+                    if bar is not None:
+                        bar.update(1, cost=costs[index])
     finally:
         if bar is not None:
             bar.close()

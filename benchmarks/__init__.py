@@ -10,5 +10,6 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "emergence.benchmarks.phase_diagram",
     "emergence.benchmarks.scaling",
     "emergence.benchmarks.training_sweeps",
+    "emergence.benchmarks.batched_sweep",
     "emergence.benchmarks.sgld",
 )

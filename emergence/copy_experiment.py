@@ -25,7 +25,6 @@ array([  4., 128.])
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from functools import partial
 
 THEORY_POINTS = 200
 """Points of the theory's curve."""
@@ -41,7 +40,11 @@ class CopyExperiment:
     (default: the readout-marginal action whose MAP the theory's saddle is) or ``joint``; ``out``: folder
     of the resumable per-point results (default: a new temporary folder); ``dtype``: float32 by
     default (the potential and its gradient agree with float64 to 1e-7 and 1e-6 at the default
-    sizes, tests/test_float32_training.py), as on the command line.
+    sizes, tests/test_float32_training.py), as on the command line.  ``batch_points``: the most sweep points
+    trained as one batched model (:func:`~emergence.validation.copy_task.experiment.run_copy_points`, Adam
+    only; a point's result is the same either way, to rounding); default (``None``): every point at once on
+    a GPU, where a point alone is launch-bound; one point per model on a CPU, where the workers run points
+    in parallel.
     """
 
     attention: str
@@ -65,6 +68,7 @@ class CopyExperiment:
     executor: str = "local"
     out: str | None = None
     bisections: int = 0
+    batch_points: int | None = None
     progress: bool = field(default=True, compare=False)
 
     def check(self) -> None:
@@ -90,11 +94,18 @@ class CopyExperiment:
         from emergence.base.limits import check_memory, copy_sweep_bytes
 
         parallel = 1 if self.workers == 1 or self.device == "cuda" else min(self.workers or os.cpu_count() or 1, len(self.P))
+        parallel = min(parallel * self.points_per_model(self.device), len(self.P))
         runs = self.seeds * 2 * (self.chains if self.optimizer == "sgld" else 1)
         check_memory(copy_sweep_bytes(self.L, self.V, list(self.P), runs, parallel,
                                       dtype_bytes=8 if self.dtype == "float64" else 4),
                      f"validate copy-head at L={self.L}, V={self.V}, P up to {max(self.P)} with {runs} models per "
                      f"point on {parallel} worker(s)", "use a smaller --P-grid, --V, --L, --seeds or --workers")
+
+    def points_per_model(self, device: str | None) -> int:
+        """How many sweep points train as one batched model on ``device`` (see ``batch_points``)."""
+        if self.batch_points is not None:
+            return max(1, self.batch_points)
+        return len(self.P) if device == "cuda" and self.optimizer == "adam" else 1
 
     def theory_grid(self, measured=()):
         """The theory's grid: :data:`THEORY_POINTS` log-spaced points from P_min/2 to 2 P_max, and the ``measured`` points."""
@@ -142,7 +153,7 @@ def run_copy_experiment(config: CopyExperiment):
     from emergence.base.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, measured_curves, next_bisection
     from emergence.validation.copy_task.config import CopyTaskConvention
-    from emergence.validation.copy_task.experiment import point_config, point_cost, run_copy_point
+    from emergence.validation.copy_task.experiment import point_config, point_cost, sweep_work
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
     from emergence.base.runtime import resolve_device
     from emergence.base.executors import sweep_executor
@@ -162,7 +173,7 @@ def run_copy_experiment(config: CopyExperiment):
     points = [point_at(P) for P in grid]
     executor = sweep_executor(config.executor, config.workers, device)
     out = sweep_folder(config.out, "emergence-copy-head-")
-    work = partial(run_copy_point, device=device)
+    work = sweep_work(device, config.points_per_model(device))
     results = run_sweep(work, points, out, executor=executor,
                         progress=config.progress, description=f"copy-head {config.attention} {config.optimizer}",
                         cost=point_cost)
@@ -194,7 +205,7 @@ def run_copy_experiment(config: CopyExperiment):
     return CopyHeadValidation(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
-                  if k not in ("out", "progress", "workers", "executor")},
+                  if k not in ("out", "progress", "workers", "executor", "batch_points")},
         predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
         prediction_note=note, results_folder=config.out,
         provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),

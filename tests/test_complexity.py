@@ -27,14 +27,6 @@ SCIENCE_FOLDERS = ("theory", "numerics", "validation")
 DECLARED = re.compile(r"^\s*Complexity (\d+): \S", re.MULTILINE)
 """A docstring line that explains why a science function may exceed ``SCIENCE_LIMIT``."""
 
-# Offenders other branches are fixing while this test lands.  Each entry is removed when its branch merges;
-# the test fails on an entry that no longer exceeds its limit, so the list cannot outlive its reason.
-OWNED_ELSEWHERE = {
-    # owned by branch batched-sweep; remove at merge
-    "validation/copy_task/experiment.py:_summarise_map",
-}
-
-
 @dataclass(frozen=True)
 class Measured:
     """One function as radon measures it: where it is, its complexity and its docstring."""
@@ -80,7 +72,7 @@ def measure_folder(folder: Path) -> list[Measured]:
 def over_the_limit(functions: list[Measured], limit: int, explained=lambda function: False) -> list[str]:
     """The functions above ``limit``, less the explained ones and those another branch owns."""
     return [f"{each.key} has complexity {each.complexity} > {limit}" for each in functions
-            if each.complexity > limit and each.key not in OWNED_ELSEWHERE and not explained(each)]
+            if each.complexity > limit and not explained(each)]
 
 
 def declared_ceiling(function: Measured) -> bool:
@@ -107,15 +99,6 @@ def test_explanations_are_rare_and_still_needed():
     declared = [each for each in functions if DECLARED.search(each.docstring)]
     assert [each.key for each in declared if each.complexity <= SCIENCE_LIMIT] == []
     assert len(declared) <= 3, [each.key for each in declared]
-
-
-def test_every_owned_entry_still_exceeds_its_limit():
-    """An entry of ``OWNED_ELSEWHERE`` whose function is fixed (or gone) must leave the list."""
-    functions = {each.key: each for folder in ("emergence/commands", *SCIENCE_FOLDERS)
-                 for each in measure_folder(CHECKOUT / folder)}
-    stale = [key for key in OWNED_ELSEWHERE
-             if key not in functions or functions[key].complexity <= (COMMAND_LIMIT if key.startswith("emergence/commands/") else SCIENCE_LIMIT)]
-    assert stale == []
 
 
 def test_a_planted_branchy_function_is_caught(tmp_path, monkeypatch):

@@ -109,7 +109,7 @@ def test_model_T_design_without_attention_matrices_equals_the_dense_route(attent
             model.logit_weights.mul_(scale)
         factored, dense = [], []
         for group in batch.run_major_groups():
-            design = model._group_design(group)
+            design = model.attention_logits.design(group)
             for i, r in enumerate(group.runs.tolist()):
                 X, A, _ = _direct_attention(model, batch, r)
                 factored.append(design[i])

@@ -50,7 +50,7 @@ def test_marginal_matches_the_joint_potential_integrated_over_W():
     for _ in range(3):
         G = torch.randn(L, L, generator=generator, dtype=torch.float64)
         def potential(readout):
-            parameters = {"logit_weights": G[None], "readout": readout.reshape(1, V, V)}
+            parameters = {"attention_logits.weights": G[None], "head.readout": readout.reshape(1, V, V)}
             return torch.func.functional_call(model, parameters, (data,))[0]
 
         zero = torch.zeros(V * V, dtype=torch.float64)

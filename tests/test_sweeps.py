@@ -163,3 +163,43 @@ def test_costliest_points_are_handed_out_first_and_results_keep_input_order(tmp_
     results = run_sweep(work, configs, tmp_path, executor=InProcessExecutor(), progress=False, cost=lambda c: c["P"])
     assert started == [1024, 512, 64, 8]
     assert [r["P"] for r in results] == [8, 1024, 64, 512]
+
+
+CHUNKS = []
+
+
+def _squares(configs):
+    """A batched work: every point of the chunk in one call."""
+    CHUNKS.append([config["x"] for config in configs])
+    if any(config["x"] == config.get("fail_at") for config in configs):
+        raise KeyboardInterrupt("simulated interruption")
+    return [{"square": config["x"] ** 2} for config in configs]
+
+
+def test_batched_work_runs_chunks_stores_each_point_and_resumes(tmp_path):
+    from emergence.base.sweeps import BatchedWork
+
+    work = BatchedWork(_squares, size=2, group=lambda config: config["x"] % 2)
+    configs = [{"x": x, "fail_at": 5} for x in range(7)]
+    CHUNKS.clear()
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(work, configs, tmp_path, executor=InProcessExecutor(), progress=False)
+    # chunks of at most 2 points with one parity each, in the pending order; the chunk holding 5 fails
+    assert CHUNKS == [[0, 2], [1, 3], [4, 6], [5]]
+    finished = sorted(p.name for p in tmp_path.iterdir())
+    assert finished == sorted(f"{run_key(configs[x])}.json" for x in (0, 1, 2, 3, 4, 6))
+    CHUNKS.clear()
+    resumed = configs[:5] + [{"x": 5, "fail_at": None}] + configs[6:]
+    results = run_sweep(work, resumed, tmp_path, executor=InProcessExecutor(), progress=False)
+    assert CHUNKS == [[5]]
+    assert [r["square"] for r in results] == [x * x for x in range(7)]
+    stored = json.loads(result_path(tmp_path, configs[3]).read_text())
+    assert stored["config"] == configs[3] and stored["result"] == {"square": 9}
+
+
+def test_batched_work_in_worker_processes(tmp_path):
+    from emergence.base.sweeps import BatchedWork
+
+    work = BatchedWork(_squares, size=3, group=lambda config: 0)
+    results = run_sweep(work, [{"x": x} for x in range(5)], tmp_path, executor=LocalProcessExecutor(2), progress=False)
+    assert [r["square"] for r in results] == [x * x for x in range(5)]

@@ -2,7 +2,11 @@ r"""One point of a copy-task validation sweep: all seeds, both starts (and chain
 
 :func:`run_copy_point` is what a sweep executor runs: it builds ``seeds x starts x chains``
 models as one batched tensor program, trains them (Adam MAP) or samples them (SGLD) and
-returns a JSON-ready summary.
+returns a JSON-ready summary.  :func:`run_copy_points` trains several Adam points of one sweep (equal
+but for :math:`P`) as one batched model, each point stopping early on its own, and returns each point's
+summary as :func:`run_copy_point` would (to rounding); :func:`sweep_work` hands either to
+:func:`~emergence.base.sweeps.run_sweep`, which stores each point under its own key (a batched sweep
+resumes point by point; Ctrl-C keeps every finished chunk of points).
 
 The ``objective`` (:data:`~emergence.validation.copy_task.training.OBJECTIVES`) is the joint potential
 :math:`U(\theta, W)` or the readout-marginal action :math:`S(\theta)`; "potential" below is that objective.
@@ -20,13 +24,16 @@ The ``objective`` (:data:`~emergence.validation.copy_task.training.OBJECTIVES`) 
 
 from __future__ import annotations
 
+import json
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
 from emergence.base.errors import EmergenceError
+from emergence.base.sweeps import BatchedWork
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import STARTS, CopyAttentionModel
@@ -84,69 +91,156 @@ def point_cost(config: dict[str, Any]) -> float:
     return float(config["P"] * config["L"] ** 2 * config["V"] * config["seeds"] * chains * steps)
 
 
-def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
-    """Train or sample every model of one sweep point; return the summary (see module docstring)."""
-    started = time.perf_counter()
-    convention = CopyTaskConvention(**config["convention"])
-    L, V, P = config["L"], config["V"], config["P"]
-    dtype = getattr(torch, config["dtype"])
+def _point_runs(config: dict[str, Any]) -> list[tuple[int, str, int]]:
+    """The ``(seed, start, chain)`` of every model of one point, in the model's run order."""
     chains = config["chains"] if config["optimizer"] == "sgld" else 1
-    runs = [
-        (seed, start, chain)
-        for seed in range(config["seeds"])
-        for start in STARTS
-        for chain in range(chains)
-    ]
-    data_seed = [config["seed"] * 1_000_003 + 7919 * P + seed for seed, _, _ in runs]
-    batch = copy_task_batch([P] * len(runs), L, V, data_seed, convention.shift, convention.targets, dtype, device)
-    evaluation = copy_task_batch(
-        [EVALUATION_SEQUENCES] * len(runs), L, V, [s + 104_729 for s in data_seed],
-        convention.shift, convention.targets, dtype, device,
-    )
-    model = CopyAttentionModel(len(runs), L, V, convention, dtype=dtype, device=device)
-    model.initialise(
-        [start for _, start, _ in runs],
-        [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in runs],
-    )
-    if config["optimizer"] == "adam":
-        summary = _summarise_map(model, batch, evaluation, runs, config)
-    elif config["optimizer"] == "sgld":
-        summary = _summarise_sgld(model, batch, evaluation, runs, config)
-    else:
+    return [(seed, start, chain) for seed in range(config["seeds"]) for start in STARTS for chain in range(chains)]
+
+
+def _data_seeds(config: dict[str, Any]) -> list[int]:
+    """Each run's data seed: the sweep seed, the point's :math:`P` and the run's own seed (no other point's)."""
+    return [config["seed"] * 1_000_003 + 7919 * config["P"] + seed for seed, _, _ in _point_runs(config)]
+
+
+def _initial_seeds(config: dict[str, Any]) -> list[int]:
+    """Each run's seed for its start's noise: the sweep seed, the run's own seed and chain (not P)."""
+    return [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in _point_runs(config)]
+
+
+def sweep_model(configs: list[dict[str, Any]], device: str):
+    r"""One batched model for every run of ``configs`` (points equal but for :math:`P`): data, evaluation data, model, point of each run.
+
+    Each run's data and start depend only on its own point's configuration, so a point's runs are the
+    same numbers whether it is batched alone or with others.
+    """
+    first = configs[0]
+    convention = CopyTaskConvention(**first["convention"])
+    L, V, dtype = first["L"], first["V"], getattr(torch, first["dtype"])
+    counts = _over_points(configs, lambda config: [config["P"]] * len(_point_runs(config)))
+    data_seeds = _over_points(configs, _data_seeds)
+    batch = copy_task_batch(counts, L, V, data_seeds, convention.shift, convention.targets, dtype, device)
+    evaluation = copy_task_batch([EVALUATION_SEQUENCES] * len(counts), L, V, [s + 104_729 for s in data_seeds],
+                                 convention.shift, convention.targets, dtype, device)
+    model = CopyAttentionModel(len(counts), L, V, convention, dtype=dtype, device=device)
+    model.initialise(_over_points(configs, lambda config: [start for _, start, _ in _point_runs(config)]),
+                     _over_points(configs, _initial_seeds))
+    sizes = torch.tensor([len(_point_runs(config)) for config in configs])
+    return batch, evaluation, model, torch.repeat_interleave(torch.arange(len(configs)), sizes).to(device)
+
+
+def _over_points(configs: list[dict[str, Any]], per_point) -> list:
+    """``per_point(config)`` (a list over the point's runs) concatenated over the points: one entry per run of the batch."""
+    return [value for config in configs for value in per_point(config)]
+
+
+def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """Train or sample every model of one sweep point; return the summary (see module docstring).
+
+    The reference of :func:`run_copy_points`: one point, one batched model of its own runs.
+    """
+    started = time.perf_counter()
+    if config["optimizer"] not in ("adam", "sgld"):
         raise EmergenceError(f"unknown optimizer {config['optimizer']!r}; choose adam or sgld")
+    batch, evaluation, model, _ = sweep_model([config], device)
+    summarise = _summarise_map if config["optimizer"] == "adam" else _summarise_sgld
+    summary = summarise(model, batch, evaluation, _point_runs(config), config)
     summary["seconds"] = time.perf_counter() - started
     return summary
 
 
-def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
-    result = train_map(model, batch, steps=config["adam_steps"], lr=config["adam_lr"], objective=config["objective"])
+BATCHED_KEYS_EXCLUDED = ("P", "seed")
+"""Points may share one batched model when their configurations agree on every key but these."""
+
+
+def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[dict[str, Any]]:
+    r"""Train several Adam points of one sweep as one batched model; each point's summary, as :func:`run_copy_point` gives it.
+
+    Every ``(P, seed, start)`` run of every point is one run of one
+    :class:`~emergence.validation.copy_task.models.CopyAttentionModel` (the data layer groups the runs by
+    :math:`P`, so no run is padded), one Adam step moves them all, and each point stops early on its own
+    (:func:`~emergence.validation.copy_task.training.train_map` with ``points``): each point's runs do the
+    same arithmetic as in :func:`run_copy_point`, so the summaries agree to rounding (float64: 1e-10,
+    ``tests/test_batched_sweep.py``).  What batching saves is the fixed cost of a step (Python, operator
+    launches, one small Adam per point), which dominates on a GPU.  ``seconds`` of each point is the
+    chunk's wall time shared by the points in proportion to their runs' :math:`P`.  SGLD points run one
+    after another (:func:`run_copy_point`): their step sizes and noise are drawn for the whole batch of
+    runs, so batching them would change every chain.
+    """
+    if not configs:
+        return []
+    if any(config["optimizer"] != "adam" for config in configs):
+        return [run_copy_point(config, device) for config in configs]
+    _check_batchable(configs)
+    started = time.perf_counter()
+    batch, evaluation, model, points = sweep_model(configs, device)
+    trained = _train_and_measure(model, batch, evaluation, configs[0], points)
+    bounds = np.cumsum([0] + [len(_point_runs(config)) for config in configs])
+    summaries = [_map_summary({key: values[begin:end] for key, values in trained.items()}, _point_runs(config), config)
+                 for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
+    seconds = time.perf_counter() - started
+    total = sum(config["P"] for config in configs)
+    for config, summary in zip(configs, summaries):
+        summary["seconds"] = seconds * config["P"] / total
+    return summaries
+
+
+def batch_group(config: dict[str, Any]) -> str:
+    """The key under which sweep points may share one batched model: every setting but :data:`BATCHED_KEYS_EXCLUDED`."""
+    return json.dumps({k: v for k, v in config.items() if k not in BATCHED_KEYS_EXCLUDED}, sort_keys=True, default=str)
+
+
+def sweep_work(device: str, points_per_model: int = 1):
+    """What a sweep executor runs (:func:`~emergence.base.sweeps.run_sweep`): :func:`run_copy_point` per point, or,
+    with ``points_per_model > 1``, a :class:`~emergence.base.sweeps.BatchedWork` of :func:`run_copy_points`
+    over chunks of at most that many points of one :func:`batch_group`; each point's result is stored under its own key."""
+    if points_per_model <= 1:
+        return partial(run_copy_point, device=device)
+    return BatchedWork(partial(run_copy_points, device=device), points_per_model, batch_group)
+
+
+def _check_batchable(configs: list[dict[str, Any]]) -> None:
+    """Fail unless the points agree on every key but :data:`BATCHED_KEYS_EXCLUDED`."""
+    if len({batch_group(config) for config in configs}) > 1:
+        raise EmergenceError("points batched into one model must agree on every setting but P and seed")
+
+
+def _train_and_measure(model, batch, evaluation, config, points=None) -> dict[str, np.ndarray]:
+    """Adam on every run, then the per-run arrays a summary needs: potential, gradient norm, convergence, observables."""
+    result = train_map(model, batch, steps=config["adam_steps"], lr=config["adam_lr"], objective=config["objective"],
+                       points=points)
     measured = {k: v.cpu().numpy() for k, v in measure(model, evaluation).items()}
-    potential = result.potential.cpu().numpy()
-    converged = result.converged.cpu().numpy()
-    per_seed = []
-    for seed in range(config["seeds"]):
-        index = {start: runs.index((seed, start, 0)) for start in STARTS}
-        candidates = [s for s in STARTS if converged[index[s]]] or list(STARTS)
-        best = min(candidates, key=lambda s: potential[index[s]])
-        other = [s for s in STARTS if s != best][0]
-        entry = {
-            "seed": seed,
-            "global_start": best,
-            "all_converged": bool(all(converged[index[s]] for s in STARTS)),
-        }
-        for start in STARTS:
-            i = index[start]
-            entry[start] = {
-                "potential": float(potential[i]),
-                "gradient_norm": float(result.gradient_norm[i]),
-                "converged": bool(converged[i]),
-                **{k: float(measured[k][i]) for k in OBSERVABLES},
-            }
-        entry["metastable"] = bool(
-            abs(entry[best]["aG"] - entry[other]["aG"]) > 0.05 or abs(entry[best]["cG"] - entry[other]["cG"]) > 0.05
-        )
-        entry["bistable"] = entry["metastable"] and entry["all_converged"]
-        per_seed.append(entry)
+    return {"potential": result.potential.cpu().numpy(), "gradient_norm": result.gradient_norm.cpu().numpy(),
+            "converged": result.converged.cpu().numpy(), **measured}
+
+
+def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
+    return _map_summary(_train_and_measure(model, batch, evaluation, config), runs, config)
+
+
+def _run_entry(trained: dict[str, np.ndarray], i: int) -> dict[str, Any]:
+    """One run's record: potential, gradient norm, convergence and the observables."""
+    return {"potential": float(trained["potential"][i]), "gradient_norm": float(trained["gradient_norm"][i]),
+            "converged": bool(trained["converged"][i]), **{k: float(trained[k][i]) for k in OBSERVABLES}}
+
+
+def _seed_entry(trained: dict[str, np.ndarray], runs, seed: int) -> dict[str, Any]:
+    """One seed's two starts: the global MAP (lowest potential among the converged), metastability, bistability."""
+    by_start = {start: _run_entry(trained, runs.index((seed, start, 0))) for start in STARTS}
+    candidates = [start for start in STARTS if by_start[start]["converged"]] or list(STARTS)
+    best = min(candidates, key=lambda start: by_start[start]["potential"])
+    other = STARTS[1 - STARTS.index(best)]
+    entry = {"seed": seed, "global_start": best,
+             "all_converged": all(by_start[start]["converged"] for start in STARTS), **by_start}
+    entry["metastable"] = bool(
+        abs(entry[best]["aG"] - entry[other]["aG"]) > 0.05 or abs(entry[best]["cG"] - entry[other]["cG"]) > 0.05
+    )
+    entry["bistable"] = entry["metastable"] and entry["all_converged"]
+    return entry
+
+
+def _map_summary(trained: dict[str, np.ndarray], runs, config) -> dict[str, Any]:
+    """A point's Adam summary from its runs' arrays (see the module docstring)."""
+    per_seed = [_seed_entry(trained, runs, seed) for seed in range(config["seeds"])]
     summary: dict[str, Any] = {"P": config["P"], "per_seed": per_seed}
     for key in OBSERVABLES:
         values = np.array([entry[entry["global_start"]][key] for entry in per_seed])
@@ -154,10 +248,9 @@ def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
         summary[f"{key}_std"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
         for start in STARTS:
             summary[f"{key}_{start}_mean"] = float(np.mean([entry[start][key] for entry in per_seed]))
-    summary["converged_fraction"] = float(np.mean(converged))
-    summary["metastable_fraction"] = float(np.mean([entry["metastable"] for entry in per_seed]))
-    summary["bistable_fraction"] = float(np.mean([entry["bistable"] for entry in per_seed]))
-    summary["all_converged_fraction"] = float(np.mean([entry["all_converged"] for entry in per_seed]))
+    summary["converged_fraction"] = float(np.mean(trained["converged"]))
+    for key in ("metastable", "bistable", "all_converged"):
+        summary[f"{key}_fraction"] = float(np.mean([entry[key] for entry in per_seed]))
     return summary
 
 

@@ -55,12 +55,13 @@ def objective_terms(model: CopyAttentionModel, objective: str) -> tuple[Callable
 
 @dataclass(frozen=True)
 class MapResult:
-    """Per-run results of :func:`train_map`, each a tensor of shape ``(R,)``."""
+    """Per-run results of :func:`train_map`, each a tensor of shape ``(R,)``; ``steps_taken``: Adam steps each run made."""
 
     potential: torch.Tensor
     gradient_norm: torch.Tensor
     relative_change: torch.Tensor
     converged: torch.Tensor
+    steps_taken: torch.Tensor
 
 
 def _check_finite(values: torch.Tensor, what: str) -> None:
@@ -78,6 +79,53 @@ verdict's own tolerances two starts that reach one minimum (tests/test_copy_task
 differed by 4e-6 in U; at the cap they agree to 1e-6."""
 
 
+class _EarlyStops:
+    r"""Which runs have stopped, per point: a point stops when every one of its runs passes the early-stop test.
+
+    ``points (R,)`` names the point of each run.  A stopped run is held where it stopped: its parameter
+    values are written back after every optimiser step (Adam moves a parameter with a zero gradient
+    through its moments, so masking the gradient would not hold it), and the potential one window
+    before its stop is kept for its flatness verdict.  With one point this is the single early stop of
+    the whole batch.
+    """
+
+    def __init__(self, points: torch.Tensor, parameters: list[torch.Tensor], steps: int):
+        self.points, self.parameters = points, parameters
+        self.stopped = torch.zeros_like(points, dtype=torch.bool)
+        self.any = False
+        self.held: list[torch.Tensor] = [p.detach().clone() for p in parameters]
+        self.earlier: torch.Tensor | None = None
+        self.steps_taken = torch.full_like(points, steps)
+
+    def update(self, passed: torch.Tensor, earlier: torch.Tensor, step: int) -> bool:
+        """Stop the points all of whose runs ``passed`` (bool ``(R,)``) at ``step``; True when every point has stopped."""
+        failures = torch.bincount(self.points[~passed], minlength=int(self.points.max()) + 1)
+        newly = (failures[self.points] == 0) & ~self.stopped
+        self.stopped = self.stopped | newly
+        self.earlier = earlier if self.earlier is None else torch.where(newly, earlier, self.earlier)
+        self.steps_taken = torch.where(newly, step, self.steps_taken)
+        with torch.no_grad():
+            self.held = [torch.where(_runs(newly, p), p, h) for p, h in zip(self.parameters, self.held)]
+        self.any = self.any or bool(newly.any())
+        return bool(self.stopped.all())
+
+    @torch.no_grad()
+    def hold(self) -> None:
+        """Write the stopped runs' parameters back (after an optimiser step)."""
+        if self.any:
+            for parameter, held in zip(self.parameters, self.held):
+                parameter.copy_(torch.where(_runs(self.stopped, parameter), held, parameter))
+
+    def earlier_potential(self, recent: torch.Tensor) -> torch.Tensor:
+        """The potential one window before the end: at its stop for a stopped run, else ``recent``."""
+        return recent if self.earlier is None else torch.where(self.stopped, self.earlier, recent)
+
+
+def _runs(mask: torch.Tensor, parameter: torch.Tensor) -> torch.Tensor:
+    """A run mask ``(R,)`` broadcast over a parameter ``(R, ...)``."""
+    return mask.reshape(-1, *([1] * (parameter.dim() - 1)))
+
+
 def train_map(
     model: CopyAttentionModel,
     batch: CopyTaskBatch,
@@ -88,15 +136,18 @@ def train_map(
     flatness_tolerance: float = 1e-4,
     objective: str = "joint",
     stop_when_converged: bool = True,
+    points: torch.Tensor | None = None,
 ) -> MapResult:
     r"""Minimise every run's ``objective`` with Adam; return the convergence diagnostics.
 
     Run r has converged when \|\nabla U_r\| \le ``gradient_tolerance`` max(|U_r|, 1) and U_r changed
     by at most ``flatness_tolerance`` max(|U_r|, 1) over the last ``window`` = steps/10 steps.  With
     ``stop_when_converged`` the test, with both tolerances tightened by :data:`EARLY_STOP_MARGIN`,
-    is made every ``window`` steps and training stops as soon as every run passes it (the
-    learning-rate schedule still spans ``steps``, which is the cap); ``converged`` is the
-    verdict at the normal tolerances either way.
+    is made every ``window`` steps and a point stops as soon as every one of its runs passes it
+    (``points (R,)``: the sweep point of each run, default one point; a stopped point is held while the
+    others train, :class:`_EarlyStops`), and training ends when every point has stopped (the
+    learning-rate schedule still spans ``steps``, which is the cap).  So every point of a batch of
+    points trains exactly as it would alone.  ``converged`` is the verdict at the normal tolerances either way.
     """
     potential_of, parameters = objective_terms(model, objective)
     optimiser = torch.optim.Adam(parameters, lr=lr)
@@ -104,6 +155,8 @@ def train_map(
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimiser, gamma=decay)
     window = max(steps // 10, 1)
     recent: deque[torch.Tensor] = deque(maxlen=window + 1)
+    points = torch.zeros(model.runs, dtype=torch.long, device=model.readout.device) if points is None else points
+    stops = _EarlyStops(points, parameters, steps)
     for step in range(steps):
         optimiser.zero_grad(set_to_none=True)
         potential = potential_of(batch)
@@ -111,9 +164,10 @@ def train_map(
         if stop_when_converged and step % window == 0 and len(recent) == window + 1:
             passed = _passes(potential.detach(), recent[0], model.per_run_gradient_norm(),
                              EARLY_STOP_MARGIN * gradient_tolerance, EARLY_STOP_MARGIN * flatness_tolerance)
-            if bool(passed.all()):
+            if stops.update(passed, recent[0], step):
                 break
         optimiser.step()
+        stops.hold()
         scheduler.step()
         recent.append(potential.detach())
         if step % 200 == 0:
@@ -127,10 +181,11 @@ def train_map(
     optimiser.zero_grad(set_to_none=True)
     if objective == "marginal":
         model.set_posterior_mean_readout(batch)
+    earlier = stops.earlier_potential(recent[0])
     scale = final.abs().clamp(min=1.0)
-    relative_change = (final - recent[0]).abs() / scale
-    converged = _passes(final, recent[0], gradient_norm, gradient_tolerance, flatness_tolerance)
-    return MapResult(final, gradient_norm, relative_change, converged)
+    relative_change = (final - earlier).abs() / scale
+    converged = _passes(final, earlier, gradient_norm, gradient_tolerance, flatness_tolerance)
+    return MapResult(final, gradient_norm, relative_change, converged, stops.steps_taken)
 
 
 def _passes(potential, earlier, gradient_norm, gradient_tolerance: float, flatness_tolerance: float):
@@ -247,15 +302,9 @@ def measure(model: CopyAttentionModel, evaluation: CopyTaskBatch) -> dict[str, t
     """
     attention = model.attention(evaluation)
     order = copy_order_parameters(attention)
-    if model.convention.architecture == "T":
-        order = {
-            key: torch.zeros(model.runs, dtype=attention.dtype, device=attention.device).index_add(
-                0, evaluation.run, getattr(order, key)
-            ) / evaluation.counts
-            for key in ("c1", "cG", "m", "coverage", "copy_fraction")
-        }
-    else:
-        order = {key: getattr(order, key) for key in ("c1", "cG", "m", "coverage", "copy_fraction")}
+    # model T's attention is per sequence: its order parameters are averaged over each run's sequences
+    order = {key: model.attention_logits.run_average(getattr(order, key), evaluation)
+             for key in ("c1", "cG", "m", "coverage", "copy_fraction")}
     c1, cG, m = order["c1"], order["cG"], order["m"]
     if model.convention.attention == "linear":
         sign = torch.where(m < 0, -1.0, 1.0).to(c1.dtype)
