@@ -253,11 +253,14 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
 
 
 TINYSTORIES = "/work/shared/corpora/tinystories_sample.txt"  # read in place, never copied in
+TRAINING_STEPS = 100
+"""After 40 steps GPT-2's layer-0 hidden-state excess (0.119 against 3 x noise = 0.102) failed under another CPU's
+kernels (MKL_ENABLE_INSTRUCTIONS=SSE4_2, ATEN_CPU_CAPABILITY=default: 0.096); after 100 it is 0.61 +- 0.024 under both."""
 
 
 @pytest.fixture(scope="module", params=["gpt_neox", "gpt2"])
 def tinystories_models(request, tmp_path_factory):
-    """A model trained 40 Adam steps on the TinyStories sample (batches of 64 windows of T + 1 BPE ids), and a
+    """A model trained 100 Adam steps on the TinyStories sample (batches of 64 windows of T + 1 BPE ids), and a
     unigram-only control trained the same way on windows of tokens drawn independently from the sample's
     unigram frequencies (all it can learn is frequency), with the BPE beside them."""
     import os
@@ -281,7 +284,7 @@ def tinystories_models(request, tmp_path_factory):
     for name in ("trained", "unigram"):
         model = _model(request.param, vocab)
         optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
-        for _ in range(40):
+        for _ in range(TRAINING_STEPS):
             batch = windows[rng.choice(len(windows), 64, replace=False)]
             if name == "unigram":
                 batch = rng.choice(vocab, size=batch.shape, p=frequency)
