@@ -7,7 +7,7 @@ function                       computes                                     reco
                                action on a grid of :math:`P`
 :func:`scaling`                one scaling claim at high precision          :class:`~emergence.records.ScalingVerdict`
 :func:`derive`                 a theory's derivation, step by step (SymPy)  :class:`~emergence.records.Derivation`
-:func:`basis`                  leading-term corpus statistics               :class:`~emergence.records.BasisStatistics`
+:func:`basis`                  leading-term corpus statistics               :class:`~emergence.records.Basis`
 :func:`predict_weights`        leading-term weights after ``steps`` steps   :class:`~emergence.records.LeadingWeights`
 :func:`validate_copy_head`     trained copy-task models vs the theory       :class:`~emergence.records.CopyHeadValidation`
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
@@ -152,7 +152,7 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
     from emergence.numerics.backend import array_module, to_numpy
     from emergence.base.io import provenance
     from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics, basis_statistics
-    from emergence.records import BasisStatistics as BasisRecord
+    from emergence.records import Basis
     from emergence.base.errors import EmergenceError, InvalidSizeError
 
     if bpe_vocab is not None and tokenizer != "bpe":
@@ -181,7 +181,7 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
         stats = BasisStatistics(**arrays, num_sequences=stats.num_sequences, context_length=stats.context_length)
     config = {"corpus": str(corpus), "tokenizer": tokenizer, "vocab": vocab, "T": T, "windows": windows,
               "oov": oov, "separator": separator, "bpe_vocab": bpe_vocab, "stream": stream, "backend": backend}
-    return BasisRecord(statistics=stats, tokens=list(loaded.readable_tokens), T=loaded.context_length,
+    return Basis(statistics=stats, tokens=list(loaded.readable_tokens), T=loaded.context_length,
                        N=loaded.num_sequences, config=config,
                        provenance=provenance(config, seed if corpus == "synthetic" else None),
                        details={"documents_used": loaded.documents_used, "documents_total": loaded.documents_total},

@@ -174,7 +174,7 @@ class Derivation(Record):
 
 
 @dataclass
-class BasisStatistics(Record):
+class Basis(Record):
     r"""The leading-term corpus statistics of arXiv 2601.19208 with their corpus.
 
     ``statistics``: :class:`emergence.numerics.leading_terms.basis_statistics.BasisStatistics`

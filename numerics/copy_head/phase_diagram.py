@@ -38,7 +38,7 @@ from emergence.base.errors import EmergenceError
 
 
 @dataclass(frozen=True)
-class PhaseDiagram:
+class GlobalMinimumCurves:
     """Global-minimum curves on the grid ``P`` and the transitions found on it."""
 
     attention: str
@@ -164,7 +164,7 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray, why: dict | None 
     }
 
 
-def phase_diagram(action, P) -> PhaseDiagram:
+def phase_diagram(action, P) -> GlobalMinimumCurves:
     """Minimise ``action`` on the grid ``P`` and locate its transitions."""
     P = np.asarray(P, dtype=float)
     minima = local_minima(action, P)
@@ -174,6 +174,6 @@ def phase_diagram(action, P) -> PhaseDiagram:
         loss = np.asarray(action.test_loss(y, P), dtype=float)
     why: dict = {}
     transitions = transitions_of(action, minima, y, why)
-    return PhaseDiagram(
+    return GlobalMinimumCurves(
         action.attention, action.L, action.V, P, c1, cG, loss, S, minima.count(), minima, transitions, why,
     )
