@@ -61,6 +61,11 @@ OVERLAP_MINIMUM = 0.03
 """Diagnostics a point must meet to count (issue 25): rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
 
 
+def training_data_seed(seed: int, P: int) -> int:
+    """The data seed of the ``P`` training sequences of a point of ``seed`` (shared by its windows and its diagnoses)."""
+    return int(seed) * 1_000_003 + 7919 * int(P)
+
+
 def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention, seed: int = 0,
                           attention: str = "softmax", **settings) -> dict[str, Any]:
     """The JSON-able configuration of one point (its hash keys the result file); linear attention samples without windows."""
@@ -157,7 +162,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     centres = np.asarray(config["centres"], dtype=float)
     kappa = float(config["kappa"])
     runs = len(centres) * chains
-    data_seed = config["seed"] * 1_000_003 + 7919 * P
+    data_seed = training_data_seed(config["seed"], P)
     batch = copy_task_batch([multiple * P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
                             torch.float64, device)
     model = CopyAttentionModel(runs, L, V, convention, device=device)

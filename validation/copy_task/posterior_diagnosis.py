@@ -46,17 +46,26 @@ import torch
 from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
+from emergence.validation.copy_task.free_energy import training_data_seed
 from emergence.validation.copy_task.models import CopyAttentionModel
+
+
+def trial_moments(V: int, L: int, g: float, t_u: float, t_v: float, s: float) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Mean and entrywise variance of :math:`Q_{g, t_u, t_v}`, each ``(V + L, V + L)``: the gauge-centred copy
+    pattern :math:`g(S - J/L)` in the position block (the theory's prior cost :math:`(L-1)g^2/2s`; a constant per
+    row is a softmax gauge), :math:`t_u s` in the key-token columns and :math:`t_v s` in the key-position columns."""
+    variance = torch.empty(V + L, V + L, dtype=torch.float64)
+    variance[:, :V], variance[:, V:] = t_u * s, t_v * s
+    mean = torch.zeros(V + L, V + L, dtype=torch.float64)
+    mean[V:, V:] = g * (torch.as_tensor(cyclic_shift(L), dtype=torch.float64) - 1.0 / L)
+    return mean, variance
 
 
 def trial_weights(draws: int, V: int, L: int, g: float, t_u: float, t_v: float, s: float,
                   generator: torch.Generator) -> torch.Tensor:
-    r"""``draws`` samples of :math:`W_{QK} \sim Q_{g, t_u, t_v}`, shape ``(draws, V + L, V + L)``."""
-    scale = torch.empty(V + L, V + L, dtype=torch.float64)
-    scale[:, :V], scale[:, V:] = math.sqrt(t_u * s), math.sqrt(t_v * s)
-    weights = torch.randn(draws, V + L, V + L, generator=generator, dtype=torch.float64) * scale
-    weights[:, V:, V:] += g * torch.as_tensor(cyclic_shift(L), dtype=torch.float64)
-    return weights
+    r"""``draws`` samples of :math:`W_{QK} \sim Q_{g, t_u, t_v}` (:func:`trial_moments`), shape ``(draws, V + L, V + L)``."""
+    mean, variance = trial_moments(V, L, g, t_u, t_v, s)
+    return mean + torch.randn(draws, V + L, V + L, generator=generator, dtype=torch.float64) * variance.sqrt()
 
 
 def trial_data_action(L: int, V: int, P: int, profile: dict[str, list[float]], convention: CopyTaskConvention,
@@ -69,7 +78,7 @@ def trial_data_action(L: int, V: int, P: int, profile: dict[str, list[float]], c
     ``mean`` and ``error`` (standard error over the draws) per profile point, ``(len(profile["aG"]),)`` each.
     """
     tempered = replace(convention.with_attention("softmax"), beta0=convention.beta0 / data_multiple)
-    batch = copy_task_batch([data_multiple * P] * draws, L, V, [7919 * P + seed] * draws, tempered.shift,
+    batch = copy_task_batch([data_multiple * P] * draws, L, V, [training_data_seed(seed, P)] * draws, tempered.shift,
                             tempered.targets, torch.float64, "cpu")
     model = CopyAttentionModel(draws, L, V, tempered)
     generator = torch.Generator().manual_seed(seed)
@@ -124,8 +133,7 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     r"""The trial's variational free energy :math:`F_Q` and the importance-sampled :math:`F_{\rm IS}` at one theory mode.
 
     ``mode``: a :class:`~emergence.numerics.copy_head.posterior.PosteriorMode` (its ``g, t_u, t_v``).
-    The trial's mean is the gauge-centred pattern :math:`g(S - J/L)` (the theory's prior cost
-    :math:`(L-1)g^2/2s`).  Both free energies include every constant of the model's action on the
+    The trial is :func:`trial_moments`.  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed, so differences between modes are
     comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
     (bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
@@ -133,14 +141,11 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     """
     softmax = convention.with_attention("softmax")
     runs = min(chunk, draws)
-    data_seed = seed * 1_000_003 + 7919 * P  # the umbrella point's training set (free_energy.run_free_energy_point)
-    batch = copy_task_batch([P] * runs, L, V, [data_seed] * runs, softmax.shift, softmax.targets, torch.float64, "cpu")
+    batch = copy_task_batch([P] * runs, L, V, [training_data_seed(seed, P)] * runs, softmax.shift, softmax.targets,
+                            torch.float64, "cpu")
     model = CopyAttentionModel(runs, L, V, softmax)
     s = model.logit_prior_variance
-    variance = torch.empty(V + L, V + L, dtype=torch.float64)
-    variance[:, :V], variance[:, V:] = mode.t_u * s, mode.t_v * s
-    mean = torch.zeros(V + L, V + L, dtype=torch.float64)
-    mean[V:, V:] = mode.g * (torch.as_tensor(cyclic_shift(L), dtype=torch.float64) - 1.0 / L)
+    mean, variance = trial_moments(V, L, mode.g, mode.t_u, mode.t_v, s)
     prior_normaliser = -0.5 * (V + L) ** 2 * math.log(2 * math.pi * s)
     trial_normaliser = -0.5 * torch.log(2 * math.pi * variance).sum()
     generator = torch.Generator().manual_seed(seed)
