@@ -13,14 +13,8 @@ there.  The transition modules use three steps of it:
 On the tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` the two minima have equal action at
 :math:`P = 2`, and the minimum near :math:`y = -1` is born at the fold :math:`P = 2 - 8/(3\sqrt3)`:
 
->>> import numpy as np
->>> class DoubleWell:
-...     bounds = np.array([[-2.0, 2.0]])
-...     def canonical(self, y): return y
-...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 2) * y[0]
-...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 2)[None]
-...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
->>> well = DoubleWell()
+>>> from emergence.numerics.copy_head.minimisation import TiltedDoubleWell
+>>> well = TiltedDoubleWell(balance=2.0)
 >>> round(float(branch_point(well, [-0.9], 2.0)[0]), 12), round(action_difference(well, [-0.9], [0.9], 2.0), 12)
 (-1.0, 0.0)
 >>> birth = branch_birth(well, branch_point(well, [-0.9], 2.0), 0.1, 2.0)

@@ -19,19 +19,13 @@ A tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` has :math:`P^\ast = 2` a
 at :math:`P = 2 \mp 8/(3\sqrt3)`:
 
 >>> import numpy as np
->>> from emergence.numerics.copy_head.minimisation import local_minima
->>> class DoubleWell:
-...     bounds = np.array([[-2.0, 2.0]])
-...     def canonical(self, y): return y
-...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 2) * y[0]
-...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 2)[None]
-...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
-...     def start_axes(self, points=201): return (np.linspace(-2, 2, points),)
+>>> from emergence.numerics.copy_head.minimisation import TiltedDoubleWell, local_minima
+>>> well = TiltedDoubleWell(balance=2.0)
 >>> P = np.linspace(0.0, 4.0, 81)[1:]
->>> minima = local_minima(DoubleWell(), P)
->>> round(coexistence_point(DoubleWell(), minima), 12)
+>>> minima = local_minima(well, P)
+>>> round(coexistence_point(well, minima), 12)
 2.0
->>> low, high = spinodals(DoubleWell(), minima)
+>>> low, high = spinodals(well, minima)
 >>> [round(x, 10) for x in (low, 2 - 8 / 27 ** 0.5, high, 2 + 8 / 27 ** 0.5)]
 [0.4603992822, 0.4603992822, 3.5396007178, 3.5396007178]
 """

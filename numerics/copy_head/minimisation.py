@@ -25,17 +25,10 @@ The discrete minima of a grid of values (the first step):
 >>> discrete_minima(values)[:, 0].tolist()
 [False, True, False, True, False]
 
-A toy action: :math:`S = (y^2 - 1)^2 + (P - 1)\,y` has minima near :math:`y = \pm 1`, and
-the tilt picks the global one.
+A toy action (:class:`TiltedDoubleWell`): :math:`S = (y^2 - 1)^2 + (P - 1)\,y` has minima near
+:math:`y = \pm 1`, and the tilt picks the global one.
 
->>> class DoubleWell:
-...     bounds = np.array([[-2.0, 2.0]])
-...     def canonical(self, y): return y
-...     def value(self, y, P): return (y[0] ** 2 - 1) ** 2 + (P - 1) * y[0]
-...     def gradient(self, y, P): return (4 * y[0] * (y[0] ** 2 - 1) + P - 1)[None]
-...     def hessian(self, y, P): return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
-...     def start_axes(self, points=101): return (np.linspace(-2, 2, points),)
->>> minima = local_minima(DoubleWell(), np.array([0.5, 1.5]))
+>>> minima = local_minima(TiltedDoubleWell(balance=1.0), np.array([0.5, 1.5]))
 >>> minima.count().tolist()
 [2, 2]
 >>> np.round(minima.global_minimum()[0][0], 4).tolist()
@@ -81,6 +74,31 @@ class Minimisable(Protocol):
     def canonical(self, y): ...
 
     def start_axes(self, points: int = ...) -> tuple[np.ndarray, ...]: ...
+
+
+@dataclass(frozen=True)
+class TiltedDoubleWell:
+    r"""The toy :class:`Minimisable` of this package's examples: :math:`S = (y^2 - 1)^2 + (P - P_0)\,y` on
+    :math:`y \in [-2, 2]`, one coordinate, with :math:`P_0` = ``balance``.  Its minima near :math:`y = \pm 1`
+    have equal action at :math:`P = P_0`, and each is born at a fold, :math:`P = P_0 \mp 8/(3\sqrt3)`."""
+
+    balance: float = 2.0
+    bounds = np.array([[-2.0, 2.0]])
+
+    def canonical(self, y):
+        return y
+
+    def value(self, y, P):
+        return (y[0] ** 2 - 1) ** 2 + (P - self.balance) * y[0]
+
+    def gradient(self, y, P):
+        return (4 * y[0] * (y[0] ** 2 - 1) + P - self.balance)[None]
+
+    def hessian(self, y, P):
+        return (12 * y[0] ** 2 - 4 + 0 * P)[None, None]
+
+    def start_axes(self, points: int = 201):
+        return (np.linspace(-2.0, 2.0, points),)
 
 
 def discrete_minima(values: np.ndarray) -> np.ndarray:
