@@ -38,9 +38,13 @@ def relaxed_direction_onset(L, V, s1, sG, lam, beta):
     It lies just below the copy onset P_G, which is the curvature along S - J/L rather than along cG
     (L = 22, V = 14: P_22 = 1.421 P1, P_G = 1.526 P1).
     """
-    P1 = float(linear_second_order_point(L, V, s1, lam, beta))
-    return optimize.brentq(lambda P: linear_action_hessian(0.0, 0.0, P, L, V, s1, sG, lam, beta)[2],
-                           1e-9 * P1, 1e3 * P1, xtol=1e-12 * P1)
+    def h22(P):
+        return linear_action_hessian(0.0, 0.0, P, L, V, s1, sG, lam, beta)[2]
+
+    upper = float(linear_second_order_point(L, V, s1, lam, beta))
+    while h22(upper) > 0:  # P_22 / P1 grows like L / V (3.6e3 at L = 512, V = 2)
+        upper *= 2
+    return optimize.brentq(h22, 1e-9 * upper, upper, xtol=1e-12 * upper)
 
 
 def landau_domain_point(L, V, P_factor):
