@@ -12,4 +12,5 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "emergence.benchmarks.training_sweeps",
     "emergence.benchmarks.batched_sweep",
     "emergence.benchmarks.sgld",
+    "emergence.benchmarks.token_metrics",
 )
