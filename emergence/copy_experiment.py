@@ -41,8 +41,8 @@ class CopyExperiment:
     of the resumable per-point results (default: a new temporary folder); ``dtype``: float32 by
     default (the potential and its gradient agree with float64 to 1e-7 and 1e-6 at the default
     sizes, tests/test_float32_training.py), as on the command line.  ``batch_points``: the most sweep points
-    trained as one batched model (:func:`~emergence.validation.copy_task.experiment.run_copy_points`, Adam
-    only; a point's result is the same either way, to rounding); default (``None``): every point at once on
+    trained or sampled as one batched model (:func:`~emergence.validation.copy_task.experiment.run_copy_points`,
+    Adam and SGLD; a point's result is the same either way, to rounding); default (``None``): every point at once on
     a GPU, where a point alone is launch-bound; one point per model on a CPU, where the workers run points
     in parallel.
     """

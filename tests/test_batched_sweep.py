@@ -14,10 +14,11 @@ TOLERANCE = 1e-10
 GRID = (3, 6, 12, 40)
 
 
-def _configs(architecture: str, attention: str, grid=GRID, steps: int = 600) -> list[dict]:
+def _configs(architecture: str, attention: str, grid=GRID, steps: int = 600, optimizer: str = "adam") -> list[dict]:
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
-    return [point_config(attention, "adam", 5, 3, P, 2, convention, adam_steps=steps, objective="marginal")
-            for P in grid]
+    sampling = dict(sgld_burn_in=60, sgld_draws=4, sgld_thin=5) if optimizer == "sgld" else {}
+    return [point_config(attention, optimizer, 5, 3, P, 2, convention, seed=seed, adam_steps=steps, objective="marginal",
+                         **sampling) for seed, P in enumerate(grid)]
 
 
 def differences(mine, reference, path: str = "") -> list[str]:
@@ -39,6 +40,16 @@ def differences(mine, reference, path: str = "") -> list[str]:
 @pytest.mark.parametrize("architecture, attention", [("T", "linear"), ("M", "linear"), ("T", "softmax")])
 def test_the_batched_sweep_equals_the_point_loop(architecture, attention):
     configs = _configs(architecture, attention)
+    loop = [run_copy_point(config) for config in configs]
+    batched = run_copy_points(configs)
+    assert [differences(mine, reference) for mine, reference in zip(batched, loop)] == [[]] * len(configs)
+
+
+@pytest.mark.parametrize("attention", ["linear", "softmax"])
+def test_a_batched_sgld_sweep_equals_the_point_loop(attention):
+    """SGLD: each point draws its noise and its curvature's start vectors from its own generator (its own seed
+    here, 0..3), so its chains are the ones it samples alone; a planted shared generator would fail."""
+    configs = _configs("T", attention, optimizer="sgld")
     loop = [run_copy_point(config) for config in configs]
     batched = run_copy_points(configs)
     assert [differences(mine, reference) for mine, reference in zip(batched, loop)] == [[]] * len(configs)

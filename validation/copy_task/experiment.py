@@ -153,30 +153,36 @@ BATCHED_KEYS_EXCLUDED = ("P", "seed")
 
 
 def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[dict[str, Any]]:
-    r"""Train several Adam points of one sweep as one batched model; each point's summary, as :func:`run_copy_point` gives it.
+    r"""Train or sample several points of one sweep as one batched model; each point's summary, as
+    :func:`run_copy_point` gives it.
 
-    Every ``(P, seed, start)`` run of every point is one run of one
+    Every ``(P, seed, start)`` run (SGLD: every chain) of every point is one run of one
     :class:`~emergence.validation.copy_task.models.CopyAttentionModel` (the data layer groups the runs by
-    :math:`P`, so no run is padded), one Adam step moves them all, and each point stops early on its own
-    (:func:`~emergence.validation.copy_task.training.train_map` with ``points``): each point's runs do the
-    same arithmetic as in :func:`run_copy_point`, so the summaries agree to rounding (float64: 1e-10,
-    ``tests/test_batched_sweep.py``).  What batching saves is the fixed cost of a step (Python, operator
-    launches, one small Adam per point), which dominates on a GPU.  ``seconds`` of each point is the
-    chunk's wall time shared by the points in proportion to their runs' :math:`P`.  SGLD points run one
-    after another (:func:`run_copy_point`): their step sizes and noise are drawn for the whole batch of
-    runs, so batching them would change every chain.
+    :math:`P`, so no run is padded).  Adam: one step moves them all, and each point stops early on its own
+    (:func:`~emergence.validation.copy_task.training.train_map` with ``points``).  SGLD: one step moves
+    every chain, and each point draws its noise and its step sizes' curvature start from its own
+    generator (:func:`~emergence.validation.copy_task.training.sample_sgld` with ``points``).  Either way
+    each point's runs do the same arithmetic as in :func:`run_copy_point`, so the summaries agree to
+    rounding (float64: 1e-10, ``tests/test_batched_sweep.py``).  What batching saves is the fixed cost of
+    a step (Python, operator launches, one small optimiser per point), which dominates on a GPU.
+    ``seconds`` of each point is the chunk's wall time shared by the points in proportion to their runs' :math:`P`.
     """
     if not configs:
         return []
-    if any(config["optimizer"] != "adam" for config in configs):
-        return [run_copy_point(config, device) for config in configs]
     _check_batchable(configs)
+    if configs[0]["optimizer"] not in ("adam", "sgld"):
+        raise EmergenceError(f"unknown optimizer {configs[0]['optimizer']!r}; choose adam or sgld")
     started = time.perf_counter()
     batch, evaluation, model, points = sweep_model(configs, device)
-    trained = _train_and_measure(model, batch, evaluation, configs[0], points)
     bounds = np.cumsum([0] + [len(_point_runs(config)) for config in configs])
-    summaries = [_map_summary({key: values[begin:end] for key, values in trained.items()}, _point_runs(config), config)
-                 for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
+    if configs[0]["optimizer"] == "adam":
+        trained = _train_and_measure(model, batch, evaluation, configs[0], points)
+        summaries = [_map_summary({key: values[begin:end] for key, values in trained.items()}, _point_runs(config), config)
+                     for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
+    else:
+        samples = _sample(model, batch, evaluation, configs, points)
+        summaries = [_sgld_summary({key: values[begin:end] for key, values in samples.items()}, _point_runs(config), config)
+                     for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
     seconds = time.perf_counter() - started
     total = sum(config["P"] for config in configs)
     for config, summary in zip(configs, summaries):
@@ -255,14 +261,27 @@ def _map_summary(trained: dict[str, np.ndarray], runs, config) -> dict[str, Any]
 
 
 def _summarise_sgld(model, batch, evaluation, runs, config) -> dict[str, Any]:
+    return _sgld_summary(_sample(model, batch, evaluation, [config]), runs, config)
+
+
+def _sample(model, batch, evaluation, configs, points=None) -> dict[str, np.ndarray]:
+    """SGLD on every chain of ``configs``' points (one batched model); per chain, its draws of each observable
+    (chains, draws) and its step size."""
+    config = configs[0]
     samples = sample_sgld(
         model, batch, evaluation,
         burn_in=config["sgld_burn_in"], draws=config["sgld_draws"], thin=config["sgld_thin"],
-        step_fraction=config["sgld_step_fraction"], seed=config["seed"], objective=config["objective"],
+        step_fraction=config["sgld_step_fraction"], seed=[c["seed"] for c in configs], objective=config["objective"],
+        points=points,
     )
+    return {key: getattr(samples, key).cpu().numpy() for key in (*OBSERVABLES, "step_size")}
+
+
+def _sgld_summary(samples: dict[str, np.ndarray], runs, config) -> dict[str, Any]:
+    """One point's summary from its chains' draws (:func:`_sample`, the point's rows)."""
     summary: dict[str, Any] = {"P": config["P"], "chains": len(runs)}
     for key in OBSERVABLES:
-        values = getattr(samples, key).cpu().numpy()  # (chains, draws)
+        values = samples[key]  # (chains, draws)
         mean, error = mean_and_standard_error(values)
         summary[f"{key}_mean"] = mean
         summary[f"{key}_std"] = float(values.std(ddof=1))
@@ -270,5 +289,5 @@ def _summarise_sgld(model, batch, evaluation, runs, config) -> dict[str, Any]:
         for start in STARTS:
             rows = [i for i, (_, s, _) in enumerate(runs) if s == start]
             summary[f"{key}_{start}_mean"] = float(values[rows].mean())
-    summary["step_size_median"] = float(samples.step_size.median())
+    summary["step_size_median"] = float(torch.as_tensor(samples["step_size"]).median())  # torch: the lower middle value of an even count
     return summary

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 
@@ -39,7 +39,7 @@ from emergence.base.errors import DivergenceError, EmergenceError
 from emergence.base.progress import report_steps
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.models import CopyAttentionModel
-from emergence.validation.samplers.sgld import SGLD
+from emergence.validation.samplers.sgld import SGLD, block_normal
 
 
 OBJECTIVES: tuple[str, ...] = ("joint", "marginal")
@@ -198,17 +198,20 @@ def _passes(potential, earlier, gradient_norm, gradient_tolerance: float, flatne
 
 
 def largest_curvature(
-    model: CopyAttentionModel, batch: CopyTaskBatch, iterations: int = 30, objective: str = "joint"
+    model: CopyAttentionModel, batch: CopyTaskBatch, iterations: int = 30, objective: str = "joint",
+    blocks: Sequence[int] | None = None,
 ) -> torch.Tensor:
     r"""Largest Hessian eigenvalue of each run's ``objective`` at the current point, shape ``(R,)``.
 
     Batched power iteration: the runs are independent, so one Hessian-vector product of
-    :math:`\sum_r U_r` is every run's own product.  Fails (returns a lower bound) when the
-    top eigenvalue is negative-dominated; the result is clamped below by the prior curvature.
+    :math:`\sum_r U_r` is every run's own product.  The start vectors are seeded (0); with ``blocks``
+    (the run counts of consecutive sweep points) each point draws its own, as it would alone.  Fails
+    (returns a lower bound) when the top eigenvalue is negative-dominated; the result is clamped below
+    by the prior curvature.
     """
     potential_of, parameters = objective_terms(model, objective)
-    generator = torch.Generator().manual_seed(0)
-    vectors = [torch.randn(p.shape, generator=generator, dtype=p.dtype).to(p.device) for p in parameters]
+    generators = [torch.Generator().manual_seed(0) for _ in (blocks or [None])]
+    vectors = [block_normal(p.shape, generators, blocks, dtype=p.dtype).to(p.device) for p in parameters]
 
     def per_run_norm(tensors):
         return torch.sqrt(sum((t**2).sum(dim=(-2, -1)) for t in tensors))
@@ -250,16 +253,24 @@ def sample_sgld(
     draws: int = 100,
     thin: int = 20,
     step_fraction: float = 0.05,
-    seed: int = 0,
+    seed: int | Sequence[int] = 0,
     objective: str = "joint",
+    points: torch.Tensor | None = None,
 ) -> ChainSamples:
-    """Run one SGLD chain per run on ``objective``; measure every ``thin``-th state after ``burn_in`` steps."""
+    """Run one SGLD chain per run on ``objective``; measure every ``thin``-th state after ``burn_in`` steps.
+
+    ``points`` (R,): the sweep point of each run, consecutive (as :func:`train_map` takes it); each point
+    then draws its noise and its curvature's start vectors from its own generator, seeded by its entry
+    of ``seed`` (a list, one per point), so that its chains are the ones it would run alone."""
     potential_of, parameters = objective_terms(model, objective)
-    curvature = largest_curvature(model, batch, objective=objective)
+    blocks = None if points is None else torch.bincount(points.cpu()).tolist()
+    seeds = list(seed) if not isinstance(seed, int) else [seed] * (len(blocks) if blocks else 1)
+    curvature = largest_curvature(model, batch, objective=objective, blocks=blocks)
     step_size = step_fraction / curvature
     shape = (-1, 1, 1)
-    generator = torch.Generator(device=model.readout.device).manual_seed(int(seed))
-    sampler = SGLD(parameters, lr=step_size.reshape(shape), generator=generator)
+    generators = [torch.Generator(device=model.readout.device).manual_seed(int(s)) for s in seeds]
+    sampler = SGLD(parameters, lr=step_size.reshape(shape), generator=generators if blocks else generators[0],
+                   blocks=blocks)
     records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDED}
     for step in range(burn_in + draws * thin):
         sampler.zero_grad(set_to_none=True)

@@ -5,7 +5,28 @@ r"""Stochastic gradient Langevin dynamics as a ``torch.optim.Optimizer`` (devint
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import torch
+
+
+def block_normal(shape, generators: Sequence[torch.Generator | None], blocks: Sequence[int] | None,
+                 device=None, dtype=None) -> torch.Tensor:
+    r"""Standard normal draws of ``shape``; with ``blocks``, the leading axis split into consecutive blocks,
+    block :math:`i` (``blocks[i]`` rows) drawn by ``generators[i]`` alone.
+
+    Block :math:`i` equals ``torch.randn((blocks[i], *shape[1:]), generator=generators[i])``: what a batch of
+    that block's rows alone would draw.  Without ``blocks``, one draw of ``shape`` by ``generators[0]``.
+
+    >>> a, b = torch.Generator().manual_seed(1), torch.Generator().manual_seed(2)
+    >>> both = block_normal((3, 2), [a, b], [1, 2])
+    >>> bool((both[1:] == torch.randn((2, 2), generator=torch.Generator().manual_seed(2))).all())
+    True
+    """
+    if blocks is None:
+        return torch.randn(shape, generator=generators[0], device=device, dtype=dtype)
+    return torch.cat([torch.randn((size, *shape[1:]), generator=generator, device=device, dtype=dtype)
+                      for generator, size in zip(generators, blocks)])
 
 
 class SGLD(torch.optim.Optimizer):
@@ -39,7 +60,10 @@ class SGLD(torch.optim.Optimizer):
     Batched chains: a parameter of shape ``(R, ...)`` holds ``R`` independent chains (each
     element gets its own noise).  ``lr`` may then be a tensor broadcastable to the parameter
     (``(R, 1, ..., 1)``), one step size per chain; a float is shared.  Pass a
-    ``torch.Generator`` for reproducible noise.  The discretisation biases the stationary
+    ``torch.Generator`` for reproducible noise, or a list of generators and the ``blocks`` they
+    draw for: the leading axis is then split into consecutive blocks of chains, block :math:`i`'s
+    noise drawn by generator :math:`i` (:func:`block_normal`), so that a batch of several sweep
+    points draws for each point what an SGLD over that point alone draws.  The discretisation biases the stationary
     law by :math:`O(\epsilon\,h)` for curvature :math:`h` (for a Gaussian, variance
     :math:`1/(h(1-\epsilon h/4))`), and the chain diverges for :math:`\epsilon h > 4`.
 
@@ -59,7 +83,8 @@ class SGLD(torch.optim.Optimizer):
         weight_decay: float = 0.0,
         localization: float = 0.0,
         nbeta: float = 1.0,
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | Sequence[torch.Generator] | None = None,
+        blocks: Sequence[int] | None = None,
     ):
         if not isinstance(lr, torch.Tensor) and lr <= 0:
             raise ValueError(f"SGLD needs a positive step size, got lr={lr}")
@@ -73,7 +98,11 @@ class SGLD(torch.optim.Optimizer):
             nbeta=nbeta,
         )
         super().__init__(params, defaults)
-        self.generator = generator
+        if isinstance(generator, torch.Generator) or generator is None:
+            generator, blocks = [generator], None
+        elif blocks is None or len(blocks) != len(generator):
+            raise ValueError("a list of generators needs one block size per generator")
+        self.generators, self.blocks = list(generator), blocks
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -99,9 +128,7 @@ class SGLD(torch.optim.Optimizer):
                 else:
                     p.add_(drift, alpha=-0.5 * lr)
                 if group["noise_level"] != 0:
-                    noise = torch.randn(
-                        p.shape, generator=self.generator, device=p.device, dtype=p.dtype
-                    )
+                    noise = block_normal(p.shape, self.generators, self.blocks, p.device, p.dtype)
                     if isinstance(lr, torch.Tensor):
                         p.add_(noise * (lr.to(p.device, p.dtype).sqrt() * group["noise_level"]))
                     else:
