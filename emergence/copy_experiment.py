@@ -105,7 +105,7 @@ class CopyExperiment:
         """How many sweep points train as one batched model on ``device`` (see ``batch_points``)."""
         if self.batch_points is not None:
             return max(1, self.batch_points)
-        return len(self.P) if device == "cuda" and self.optimizer == "adam" else 1
+        return len(self.P) if device == "cuda" else 1
 
     def theory_grid(self, measured=()):
         """The theory's grid: :data:`THEORY_POINTS` log-spaced points from P_min/2 to 2 P_max, and the ``measured`` points."""

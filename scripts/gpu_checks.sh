@@ -15,8 +15,8 @@
 #   install     the carried wheels (pip --no-index), when WHEELS holds any
 #   gpu_tests   the `gpu`-marked tests (only the files that hold some: fewer imports, no optional packages)
 #   {softmax,linear}_L128, basis_gpu, {softmax,linear}_L256
-#               copy-head validations (Adam, readout-marginal action, float32 on cuda; today's
-#               per-point sweep, so the grids are small) and the basis statistics on CuPy
+#               copy-head validations (Adam, readout-marginal action, float32 on cuda; every point of a
+#               grid trains as one batched model there, run_copy_points) and the basis statistics on CuPy
 #               (`bench --only basis_statistics_gpu`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
 #   posterior_L32   the umbrella profile at L = 32 (CPU worker processes; few windows and draws)
 set -uo pipefail
@@ -81,8 +81,8 @@ if compgen -G "$wheels/*.whl" > /dev/null; then
   export PYTHONPATH="$site:$PYTHONPATH"
 fi
 # GPU parts, most wanted first.  Grids around the theory (V = 8): the softmax saddle's P* is 5895 at L = 128 and
-# 14234 at L = 256; the linear P1 about 103, its crossover 4760 and 13195.  Sized for today's sweep, one point
-# after another at about 10 ms per Adam step on the H200 (issue 28), so few points and steps.  At L = 256 model T's
+# 14234 at L = 256; the linear P1 about 103, its crossover 4760 and 13195.  Sized before the batched sweep was
+# measured on a GPU (a point alone: about 10 ms per Adam step on the H200, issue 28), so few points and steps.  At L = 256 model T's
 # (P, L, L) design is estimated at 127 GiB for P = 15 500: the budget is raised to the GPU's memory there.
 part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-collection-errors -m gpu \
   $(grep -l "pytest.mark.gpu" tests/*.py)
