@@ -56,6 +56,28 @@ def test_offdiagonal_correlation_from_power_sums_equals_the_masked_entries():
     assert abs(tm.similarity("gram", *centred) - expected) <= 16 * 2.0**-52
 
 
+@pytest.mark.parametrize("metric", tm.METRICS)
+def test_the_noise_level_equals_the_metric_against_explicitly_relabelled_theories(metric):
+    """The noise level uses the theory's moments once and gathers the relabelled theory a block of rows at a
+    time; the explicit way relabels the whole matrix and recomputes everything."""
+    rng = np.random.default_rng(5)
+    reference = tm.Reference.build(metric, _theory(), _zipf(), k0=20, permutations=6, seed=1)
+    matrix = _theory(seed=2) + 0.3 * rng.standard_normal((K, K)) / K
+    representations = tm.variant_representations(metric, matrix, reference.k0)
+    for variant in tm.VARIANTS:
+        target, representation = reference.targets[variant], representations[variant]
+        explicit = np.std([tm.similarity(metric, representation, target[order][:, order])
+                           for order in reference.permutations[variant]])
+        scored = reference.score_variant(variant, representation, None)
+        assert abs(scored["noise"] - explicit) <= 64 * K * 2.0**-52
+        assert scored["value"] == pytest.approx(tm.similarity(metric, representation, target), rel=0, abs=64 * K * 2.0**-52)
+    # a general matrix (a Gram's diagonal is constant, so there the diagonal's relabeling is invisible)
+    a, b, order = rng.standard_normal((K, K)), rng.standard_normal((K, K)), rng.permutation(K)
+    relabelled = tm.similarity_from(metric, tm.relabelled_inner(a, b, order, rows=7), tm.Moments.of(metric, a),
+                                    tm.Moments.of(metric, b).relabelled(order))
+    assert abs(relabelled - tm.similarity(metric, a, b[order][:, order])) <= 64 * K * 2.0**-52
+
+
 def test_top_component_removed_leaves_the_rest_of_the_spectrum():
     rng = np.random.default_rng(2)
     a = rng.standard_normal((K, 30))

@@ -135,21 +135,59 @@ def centre_offdiagonal(matrix: np.ndarray) -> np.ndarray:
     return matrix
 
 
+@dataclass(frozen=True)
+class Moments:
+    r"""What a metric needs of one matrix besides its inner product with the other.
+
+    ``gram``: the off-diagonal count :math:`n`, sum :math:`S` and sum of squares :math:`S_2`, and the
+    diagonal; ``weight``: the squared Frobenius norm (``squares``).  A relabeling of the tokens (rows and
+    columns permuted together) maps off-diagonal entries to off-diagonal entries, so it changes none of
+    them but the diagonal's order (:meth:`relabelled`)."""
+
+    count: int
+    total: float
+    squares: float
+    diagonal: np.ndarray | None
+
+    @classmethod
+    def of(cls, metric: str, matrix: np.ndarray) -> "Moments":
+        if metric == "gram":
+            return cls(*offdiagonal_moments(matrix), np.diagonal(matrix).copy())
+        return cls(matrix.size, 0.0, _inner(matrix, matrix), None)
+
+    def relabelled(self, order: np.ndarray) -> "Moments":
+        return self if self.diagonal is None else Moments(self.count, self.total, self.squares, self.diagonal[order])
+
+
+def similarity_from(metric: str, inner: float, a: Moments, b: Moments) -> float:
+    r"""The metric from :math:`\sum_{ij} a_{ij} b_{ij}` and each side's :class:`Moments`; 0 when a side is constant (zero).
+
+    ``weight``: :math:`\langle a, b\rangle / (\|a\|_F \|b\|_F)`.  ``gram``: with the diagonal's share subtracted,
+    :math:`S_{ab} = \langle a, b\rangle - \sum_i a_{ii} b_{ii}`,
+    :math:`r = (S_{ab} - S_a S_b/n) / \sqrt{(S_{2,a} - S_a^2/n)(S_{2,b} - S_b^2/n)}`."""
+    if metric == "weight":
+        norm = float(np.sqrt(a.squares * b.squares))
+        return float(inner / norm) if norm > 0 else 0.0
+    covariance = inner - a.diagonal @ b.diagonal - a.total * b.total / a.count
+    spread = (a.squares - a.total**2 / a.count) * (b.squares - b.total**2 / b.count)
+    return float(covariance / np.sqrt(spread)) if spread > 0 else 0.0
+
+
 def offdiagonal_correlation(a: np.ndarray, b: np.ndarray) -> float:
     r"""Pearson correlation of the off-diagonal entries of two K x K matrices; 0 when either is constant.
 
     From power sums over all entries, with the diagonal's share subtracted (no masked copies):
-    :math:`n = K(K-1)`, :math:`S_{xy} = \sum_{ij} a_{ij}b_{ij} - \sum_i a_{ii}b_{ii}`,
-    :math:`r = (S_{xy} - S_x S_y/n) / \sqrt{(S_{xx} - S_x^2/n)(S_{yy} - S_y^2/n)}`.
-    Exact in exact arithmetic for any inputs; accurate to rounding when both are centred
-    (:func:`centre_offdiagonal`), as :func:`represent` leaves them.
+    :func:`similarity_from` with ``gram``.  Exact in exact arithmetic for any inputs; accurate to
+    rounding when both are centred (:func:`centre_offdiagonal`), as :func:`represent` leaves them.
     """
-    count, sum_a, sum_aa = offdiagonal_moments(a)
-    _, sum_b, sum_bb = offdiagonal_moments(b)
-    sum_ab = _inner(a, b) - np.diagonal(a) @ np.diagonal(b)
-    covariance = sum_ab - sum_a * sum_b / count
-    spread = (sum_aa - sum_a**2 / count) * (sum_bb - sum_b**2 / count)
-    return float(covariance / np.sqrt(spread)) if spread > 0 else 0.0
+    return similarity_from("gram", _inner(a, b), Moments.of("gram", a), Moments.of("gram", b))
+
+
+def relabelled_inner(a: np.ndarray, b: np.ndarray, order: np.ndarray, rows: int = 256) -> float:
+    r""":math:`\sum_{ij} a_{ij} b_{\pi_i \pi_j}` for the relabeling :math:`\pi` = ``order``, ``rows`` rows at a time
+    (never the whole relabelled K x K matrix: a block of ``rows`` x K is gathered and multiplied, then dropped)."""
+    return float(sum(_inner(a[start : start + rows], b.take(order[start : start + rows], 0).take(order, 1))
+                     for start in range(0, len(order), rows)))
 
 
 def offdiagonal_correlation_with_outer(matrix: np.ndarray, p: np.ndarray) -> float:
@@ -197,7 +235,7 @@ def represent(metric: str, matrix) -> np.ndarray:
 
 def similarity(metric: str, a: np.ndarray, b: np.ndarray) -> float:
     """The metric between two representations: off-diagonal correlation (``gram``) or Frobenius cosine (``weight``)."""
-    return offdiagonal_correlation(a, b) if metric == "gram" else frobenius_cosine(a, b)
+    return similarity_from(metric, _inner(a, b), Moments.of(metric, a), Moments.of(metric, b))
 
 
 def frequency_similarity(metric: str, representation: np.ndarray, p: np.ndarray) -> float:
@@ -229,6 +267,10 @@ class Reference:
     frequency: np.ndarray
     k0: int
     permutations: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    moments: dict[str, Moments] = field(init=False)
+
+    def __post_init__(self):
+        self.moments = {variant: Moments.of(self.metric, target) for variant, target in self.targets.items()}
 
     @classmethod
     def build(cls, metric: str, theory: np.ndarray, frequency: np.ndarray, k0: int, permutations: int,
@@ -257,13 +299,15 @@ class Reference:
     def score_variant(self, variant: str, representation: np.ndarray, random_values: dict[str, float] | None) -> dict:
         """One variant's value, baselines, strongest baseline, excess and noise (``representation`` from
         :func:`variant_representations`)."""
-        target = self.targets[variant]
+        target, target_moments = self.targets[variant], self.moments[variant]
+        own = Moments.of(self.metric, representation)
         frequency = self.frequency[self.k0:] if variant == "rank_above_k0" else self.frequency
-        value = similarity(self.metric, representation, target)
+        value = similarity_from(self.metric, _inner(representation, target), own, target_moments)
         baselines = {"frequency": frequency_similarity(self.metric, representation, frequency),
                      "random_init": None if random_values is None else random_values[variant]}
-        noise = float(np.std([similarity(self.metric, representation, target.take(order, 0).take(order, 1))
-                              for order in self.permutations[variant]])) if self.permutations[variant] else None
+        relabelled = [similarity_from(self.metric, relabelled_inner(representation, target, order), own,
+                                      target_moments.relabelled(order)) for order in self.permutations[variant]]
+        noise = float(np.std(relabelled)) if relabelled else None
         known = {name: abs(b) for name, b in baselines.items() if b is not None}
         strongest = max(known, key=known.__getitem__)
         return {"value": value, "baselines": baselines, "strongest_baseline": strongest,
