@@ -185,8 +185,11 @@ def offdiagonal_correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 def relabelled_inner(a: np.ndarray, b: np.ndarray, order: np.ndarray, rows: int = 256) -> float:
     r""":math:`\sum_{ij} a_{ij} b_{\pi_i \pi_j}` for the relabeling :math:`\pi` = ``order``, ``rows`` rows at a time
-    (never the whole relabelled K x K matrix: a block of ``rows`` x K is gathered and multiplied, then dropped)."""
-    return float(sum(_inner(a[start : start + rows], b.take(order[start : start + rows], 0).take(order, 1))
+    (never the whole relabelled K x K matrix: a block of ``rows`` x K is gathered and multiplied, then dropped).
+
+    Rows are gathered by indexing, not ``np.take``: on a strided view (the rank > k0 sub-block) ``take``
+    first copies the whole array, 0.19 s per block at K = 5000 against 3 ms."""
+    return float(sum(_inner(a[start : start + rows], b[order[start : start + rows]][:, order])
                      for start in range(0, len(order), rows)))
 
 
