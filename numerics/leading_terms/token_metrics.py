@@ -140,23 +140,23 @@ class Moments:
     r"""What a metric needs of one matrix besides its inner product with the other.
 
     ``gram``: the off-diagonal count :math:`n`, sum :math:`S` and sum of squares :math:`S_2`, and the
-    diagonal; ``weight``: the squared Frobenius norm (``squares``).  A relabeling of the tokens (rows and
+    diagonal; ``weight``: the squared Frobenius norm (``squares``; the diagonal is kept, unused).  A relabeling of the tokens (rows and
     columns permuted together) maps off-diagonal entries to off-diagonal entries, so it changes none of
     them but the diagonal's order (:meth:`relabelled`)."""
 
     count: int
     total: float
     squares: float
-    diagonal: np.ndarray | None
+    diagonal: np.ndarray
 
     @classmethod
     def of(cls, metric: str, matrix: np.ndarray) -> "Moments":
         if metric == "gram":
             return cls(*offdiagonal_moments(matrix), np.diagonal(matrix).copy())
-        return cls(matrix.size, 0.0, _inner(matrix, matrix), None)
+        return cls(matrix.size, 0.0, _inner(matrix, matrix), np.diagonal(matrix).copy())
 
     def relabelled(self, order: np.ndarray) -> "Moments":
-        return self if self.diagonal is None else Moments(self.count, self.total, self.squares, self.diagonal[order])
+        return Moments(self.count, self.total, self.squares, self.diagonal[order])
 
 
 def similarity_from(metric: str, inner: float, a: Moments, b: Moments) -> float:
