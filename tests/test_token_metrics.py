@@ -26,7 +26,7 @@ def test_frequency_baselines_from_sums_equal_the_explicit_outer_product():
     gram = tm.row_normalised_gram(a)
     outer = np.outer(p, p)
     # sums of K^2 products of order-1 terms: 64 rounding units of 1
-    assert abs(tm.offdiagonal_correlation_with_outer(gram, p) - tm.offdiagonal_correlation(gram, outer)) <= 64 * 2.0**-52
+    assert abs(tm.offdiagonal_correlation_with_outer(gram, p) - tm.similarity("gram", gram, outer)) <= 64 * 2.0**-52
     assert abs(tm.cosine_with_outer(a, p) - tm.frobenius_cosine(a, outer)) <= 64 * 2.0**-52
     assert np.allclose(np.diag(gram), 1.0, rtol=0, atol=8 * 2.0**-52)
 
@@ -46,8 +46,8 @@ def test_offdiagonal_correlation_from_power_sums_equals_the_masked_entries():
     a = 0.5 + 0.3 * rng.standard_normal((K, K)) + 5 * np.eye(K)
     b = 0.5 * a + 0.3 * rng.standard_normal((K, K)) - 3 * np.eye(K)
     tolerance = 64 * K * 2.0**-52  # K^2 terms summed pairwise or blocked, each term's rounding about 3 units
-    assert abs(tm.offdiagonal_correlation(a, b) - _masked_correlation(a, b)) <= tolerance
-    assert abs(tm.offdiagonal_correlation(a[20:, 20:], b[20:, 20:]) - _masked_correlation(a[20:, 20:], b[20:, 20:])) <= tolerance
+    assert abs(tm.similarity("gram", a, b) - _masked_correlation(a, b)) <= tolerance
+    assert abs(tm.similarity("gram", a[20:, 20:], b[20:, 20:]) - _masked_correlation(a[20:, 20:], b[20:, 20:])) <= tolerance
     aligned = rng.standard_normal((K, 40)) + 6 * rng.standard_normal(40)
     other = rng.standard_normal((K, 30)) + 1
     expected = _masked_correlation(tm.row_normalised_gram(aligned), tm.row_normalised_gram(other))

@@ -173,16 +173,6 @@ def similarity_from(metric: str, inner: float, a: Moments, b: Moments) -> float:
     return float(covariance / np.sqrt(spread)) if spread > 0 else 0.0
 
 
-def offdiagonal_correlation(a: np.ndarray, b: np.ndarray) -> float:
-    r"""Pearson correlation of the off-diagonal entries of two K x K matrices; 0 when either is constant.
-
-    From power sums over all entries, with the diagonal's share subtracted (no masked copies):
-    :func:`similarity_from` with ``gram``.  Exact in exact arithmetic for any inputs; accurate to
-    rounding when both are centred (:func:`centre_offdiagonal`), as :func:`represent` leaves them.
-    """
-    return similarity_from("gram", _inner(a, b), Moments.of("gram", a), Moments.of("gram", b))
-
-
 def relabelled_inner(a: np.ndarray, b: np.ndarray, order: np.ndarray, rows: int = 256) -> float:
     r""":math:`\sum_{ij} a_{ij} b_{\pi_i \pi_j}` for the relabeling :math:`\pi` = ``order``, ``rows`` rows at a time
     (never the whole relabelled K x K matrix: a block of ``rows`` x K is gathered and multiplied, then dropped).
@@ -237,7 +227,11 @@ def represent(metric: str, matrix) -> np.ndarray:
 
 
 def similarity(metric: str, a: np.ndarray, b: np.ndarray) -> float:
-    """The metric between two representations: off-diagonal correlation (``gram``) or Frobenius cosine (``weight``)."""
+    """The metric between two representations: off-diagonal correlation (``gram``) or Frobenius cosine (``weight``).
+
+    The correlation comes from power sums (:func:`similarity_from`): exact in exact arithmetic for any
+    inputs, accurate to rounding when both are centred (:func:`centre_offdiagonal`), as :func:`represent`
+    leaves them."""
     return similarity_from(metric, _inner(a, b), Moments.of(metric, a), Moments.of(metric, b))
 
 
