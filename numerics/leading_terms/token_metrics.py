@@ -140,9 +140,9 @@ class Moments:
     r"""What a metric needs of one matrix besides its inner product with the other.
 
     ``gram``: the off-diagonal count :math:`n`, sum :math:`S` and sum of squares :math:`S_2`, and the
-    diagonal; ``weight``: the squared Frobenius norm (``squares``; the diagonal is kept, unused).  A relabeling of the tokens (rows and
-    columns permuted together) maps off-diagonal entries to off-diagonal entries, so it changes none of
-    them but the diagonal's order (:meth:`relabelled`)."""
+    diagonal; ``weight``: the squared Frobenius norm (``squares``; the diagonal is kept, unused).  A
+    relabeling of the tokens (rows and columns permuted together) maps off-diagonal entries to
+    off-diagonal entries, so it changes none of them but the diagonal's order (:meth:`relabelled`)."""
 
     count: int
     total: float
@@ -151,9 +151,10 @@ class Moments:
 
     @classmethod
     def of(cls, metric: str, matrix: np.ndarray) -> "Moments":
+        diagonal = np.diagonal(matrix).copy()
         if metric == "gram":
-            return cls(*offdiagonal_moments(matrix), np.diagonal(matrix).copy())
-        return cls(matrix.size, 0.0, _inner(matrix, matrix), np.diagonal(matrix).copy())
+            return cls(*offdiagonal_moments(matrix), diagonal)
+        return cls(matrix.size, 0.0, _inner(matrix, matrix), diagonal)
 
     def relabelled(self, order: np.ndarray) -> "Moments":
         return Moments(self.count, self.total, self.squares, self.diagonal[order])

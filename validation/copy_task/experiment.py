@@ -176,13 +176,11 @@ def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[
     batch, evaluation, model, points = sweep_model(configs, device)
     bounds = np.cumsum([0] + [len(_point_runs(config)) for config in configs])
     if configs[0]["optimizer"] == "adam":
-        trained = _train_and_measure(model, batch, evaluation, configs[0], points)
-        summaries = [_map_summary({key: values[begin:end] for key, values in trained.items()}, _point_runs(config), config)
-                     for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
+        per_run, summarise = _train_and_measure(model, batch, evaluation, configs[0], points), _map_summary
     else:
-        samples = _sample(model, batch, evaluation, configs, points)
-        summaries = [_sgld_summary({key: values[begin:end] for key, values in samples.items()}, _point_runs(config), config)
-                     for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
+        per_run, summarise = _sample(model, batch, evaluation, configs, points), _sgld_summary
+    summaries = [summarise({key: values[begin:end] for key, values in per_run.items()}, _point_runs(config), config)
+                 for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
     seconds = time.perf_counter() - started
     total = sum(config["P"] for config in configs)
     for config, summary in zip(configs, summaries):
