@@ -15,6 +15,8 @@ import random
 import tempfile
 from pathlib import Path
 
+from real_text import NOVELS, TINYSTORIES, generated_stories, missing_reason, real_text
+
 import mpmath
 import numpy as np
 import pytest
@@ -74,3 +76,39 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+REAL_TEXT_FIXTURES = ("tinystories", "novels", "bigram_text")
+
+
+def pytest_collection_modifyitems(items):
+    """Every test that reads real English text (through the fixtures below) is marked ``real_text``."""
+    for item in items:
+        if set(REAL_TEXT_FIXTURES) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.real_text)
+
+
+def _real_text_or_skip(name: str) -> Path:
+    path = real_text(name)
+    if path is None:
+        pytest.skip(missing_reason(name))
+    return path
+
+
+@pytest.fixture(scope="session")
+def tinystories() -> Path:
+    """The TinyStories sample (tests/real_text.py), or a skip that says how to provide it."""
+    return _real_text_or_skip(TINYSTORIES)
+
+
+@pytest.fixture(scope="session")
+def novels() -> Path:
+    """The novels' excerpts (tests/real_text.py), or a skip that says how to provide it."""
+    return _real_text_or_skip(NOVELS)
+
+
+@pytest.fixture(scope="session")
+def bigram_text(tmp_path_factory) -> Path:
+    """Text whose tokens depend on the previous ones: the TinyStories sample where present, otherwise the
+    engine's seeded story corpus written to a file (a unigram-only model fails against either)."""
+    return real_text(TINYSTORIES) or generated_stories(tmp_path_factory.mktemp("generated_corpus"))

@@ -1,7 +1,6 @@
 """associate: scores, per-query errors, no padding, the query in its own list, PMI normalisation, BPE tokens."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +15,6 @@ from emergence.numerics.leading_terms.associations import (
 )
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 
-CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
-NOVELS = CORPORA / "novels_excerpts.txt"
-TINYSTORIES = CORPORA / "tinystories_sample.txt"
 PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’—–…")
 
 
@@ -72,9 +68,8 @@ def test_unknown_query_is_reported_and_the_others_print(capsys):
     assert "dragon: query 'dragon' is a single natural token but never occurs in the corpus" in table and "red" in table and "(" in table
 
 
-@pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
-def test_pmi_keeps_punctuation_out_of_interchangeability_on_novels(capsys):
-    argv = ["associate", str(NOVELS), "--query", "he", "she", "said", "--top", "5", "--json", "-"]
+def test_pmi_keeps_punctuation_out_of_interchangeability_on_novels(novels, capsys):
+    argv = ["associate", str(novels), "--query", "he", "she", "said", "--top", "5", "--json", "-"]
     assert main(argv) == 0
     raw = json.loads(capsys.readouterr().out)
     assert main(argv + ["--normalize", "pmi"]) == 0
@@ -96,12 +91,11 @@ def test_bpe_splits_and_reads_back_byte_level_tokens():
     assert [bpe.readable(t) for t in bpe.split("the red car")] == ["the", " red", " car"]
 
 
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-def test_bpe_basis_and_associate_show_readable_tokens(tmp_path, capsys, monkeypatch):
+def test_bpe_basis_and_associate_show_readable_tokens(tinystories, tmp_path, capsys, monkeypatch):
     pytest.importorskip("tokenizers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "x.npz"
-    common = [str(TINYSTORIES), "--tokenizer", "bpe", "--vocab", "2000", "--T", "64"]
+    common = [str(tinystories), "--tokenizer", "bpe", "--vocab", "2000", "--T", "64"]
     assert main(["basis", *common, "--save-tokenizer", str(tmp_path / "tokenizer.json"), "--out", str(out)]) == 0
     from emergence.numerics.corpus.subword import load_tokenizer_file
 
@@ -120,14 +114,13 @@ def test_bpe_basis_and_associate_show_readable_tokens(tmp_path, capsys, monkeypa
 TIE = 2.0**-40  # a score within 2^-40 of 1 (about 4.5e3 rounding units of 1.0) ties with the query
 
 
-@pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
 @pytest.mark.parametrize("normalize", ["pmi", "cosine"])
-def test_rare_tokens_do_not_tie_with_the_query_and_the_query_comes_first(normalize, capsys):
+def test_rare_tokens_do_not_tie_with_the_query_and_the_query_comes_first(normalize, novels, capsys):
     """On the novels, without the minimum count (--min-count 1), 33 tokens seen 4-19 times tie at 1.0 with
     king under pmi at K = 2000; with the default (10) only jury does (see the module docstring).  At K = 500
     queen ties with king and precedes it in rank order: the query must still come first."""
     def ties(*options):
-        argv = ["associate", str(NOVELS), "--query", "king", "--top", "60", "--normalize", normalize, "--json", "-"]
+        argv = ["associate", str(novels), "--query", "king", "--top", "60", "--normalize", normalize, "--json", "-"]
         assert main(argv + list(options)) == 0
         entry = json.loads(capsys.readouterr().out)["king"]
         tokens, scores = entry["interchangeability"], entry["scores"]["interchangeability"]
@@ -152,10 +145,9 @@ def test_minimum_count_filters_candidates_but_never_the_query():
         listed("b", 0)
 
 
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-def test_query_errors_give_the_true_cause(capsys):
+def test_query_errors_give_the_true_cause(tinystories, capsys):
     pytest.importorskip("tokenizers")
-    argv = ["associate", str(TINYSTORIES), "--tokenizer", "bpe", "--bpe-vocab", "3000", "--vocab", "300", "--T", "64",
+    argv = ["associate", str(tinystories), "--tokenizer", "bpe", "--bpe-vocab", "3000", "--vocab", "300", "--T", "64",
             "--query", "red", "zzqx", "happy", "--json", "-"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
@@ -164,12 +156,11 @@ def test_query_errors_give_the_true_cause(capsys):
     assert result["happy"]["token"] == " happy"
 
 
-@pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
-def test_byte_fragment_tokens_display_uniquely():
+def test_byte_fragment_tokens_display_uniquely(novels):
     pytest.importorskip("tokenizers")
     from emergence.api import load_corpus_options
 
-    corpus = load_corpus_options(str(NOVELS), tokenizer="bpe", vocab=300)
+    corpus = load_corpus_options(str(novels), tokenizer="bpe", vocab=300)
     shown = corpus.readable_tokens
     fragments = [t for t in shown if "\ufffd" in t]
     assert len(fragments) >= 5 and len(set(shown)) == len(shown)  # every fragment decodes to U+FFFD alone

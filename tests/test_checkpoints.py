@@ -252,29 +252,26 @@ def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoi
         compare_checkpoints(paths, scorer, "inputs")
 
 
-TINYSTORIES = "/work/shared/corpora/tinystories_sample.txt"  # read in place, never copied in
 TRAINING_STEPS = 100
 """After 40 steps GPT-2's layer-0 hidden-state excess (0.119 against 3 x noise = 0.102) failed under another CPU's
 kernels (MKL_ENABLE_INSTRUCTIONS=SSE4_2, ATEN_CPU_CAPABILITY=default: 0.096); after 100 it is 0.61 +- 0.024 under both."""
 
 
 @pytest.fixture(scope="module", params=["gpt_neox", "gpt2"])
-def tinystories_models(request, tmp_path_factory):
-    """A model trained 100 Adam steps on the TinyStories sample (batches of 64 windows of T + 1 BPE ids), and a
-    unigram-only control trained the same way on windows of tokens drawn independently from the sample's
-    unigram frequencies (all it can learn is frequency), with the BPE beside them."""
+def text_models(request, bigram_text, tmp_path_factory):
+    """A model trained 100 Adam steps on ``bigram_text`` (the TinyStories sample, or the generated stories where
+    it is absent; batches of 64 windows of T + 1 BPE ids), and a unigram-only control trained the same way on
+    windows of tokens drawn independently from the text's unigram frequencies (all it can learn is frequency),
+    with the BPE and the text beside them."""
     import os
-    from pathlib import Path
 
     from emergence.numerics.corpus.documents import corpus_documents as documents
     from emergence.numerics.corpus.token_ids import id_corpus
 
-    if not Path(TINYSTORIES).is_file():
-        pytest.fail(f"the shared corpus {TINYSTORIES} is missing")
     os.environ["HF_HUB_OFFLINE"] = "1"
     torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp(f"tinystories_{request.param}")
-    stories = documents(TINYSTORIES)
+    folder = tmp_path_factory.mktemp(f"text_{request.param}")
+    stories = documents(bigram_text)
     bpe = train_bpe(stories, vocab_size=300)
     bpe.save(folder / "tokenizer.json")
     windows = np.asarray(id_corpus(stories, bpe, 60, T, folder / "ids.int32").ids, dtype=np.int64)
@@ -294,7 +291,7 @@ def tinystories_models(request, tmp_path_factory):
             loss.backward()
             optimiser.step()
         model.save_pretrained(folder / name)
-    return request.param, folder / "trained", folder / "unigram"
+    return request.param, folder / "trained", folder / "unigram", bigram_text
 
 
 SCORE_KEYS = {"value", "baselines", "strongest_baseline", "excess", "noise", "rank_above_k0",
@@ -312,13 +309,13 @@ def _scores(checkpoint):
                 yield from (((layer["layer"], head["head"]), name, metric, score) for metric, score in head[name].items())
 
 
-def test_gram_and_weight_metrics_with_baselines_fail_a_unigram_only_model(tinystories_models, capsys):
+def test_gram_and_weight_metrics_with_baselines_fail_a_unigram_only_model(text_models, capsys):
     """emergence checkpoints ... --json - reports per layer and head the Gram metric and the weight metric, each
     with its baselines, variants, noise and excess; the unigram-only control passes nowhere; the trained
     model's layer-0 hidden-state excess is reported with its noise and passes (measured: GPT-2 0.26 +- 0.03,
     GPT-NeoX 0.66 +- 0.03, with the top component removed 0.22 +- 0.02 and 0.64 +- 0.02)."""
-    family, trained, unigram = tinystories_models
-    assert main(["checkpoints", str(trained), str(unigram), "--corpus", TINYSTORIES, "--top-k", "60", "--T", str(T),
+    family, trained, unigram, text = text_models
+    assert main(["checkpoints", str(trained), str(unigram), "--corpus", str(text), "--top-k", "60", "--T", str(T),
                  "--json", "-"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["top_k"] == 60 and record["settings"]["forward_windows"] == 256

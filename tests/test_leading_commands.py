@@ -1,7 +1,6 @@
 """The basis, associate, predict-weights and validate leading-terms commands, and their errors."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +9,6 @@ from emergence.cli import main
 from emergence.numerics.leading_terms.basis_statistics import basis_statistics
 from emergence.numerics.corpus.stories import PLANTED_ASSOCIATIONS
 
-TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
 
 
 def _one_error_line(capsys):
@@ -49,9 +47,8 @@ def test_associate_json_recovers_planted_associations(capsys):
     assert set(result["Happy"]["interchangeability"]) <= set(PLANTED_ASSOCIATIONS["interchangeable"]["feelings"])
 
 
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-def test_associate_on_tinystories_gives_the_papers_kind_of_neighbours(capsys):
-    argv = ["associate", str(TINYSTORIES), "--query", "red", "fish", "happy", "--vocab", "2000", "--T", "16",
+def test_associate_on_tinystories_gives_the_papers_kind_of_neighbours(tinystories, capsys):
+    argv = ["associate", str(tinystories), "--query", "red", "fish", "happy", "--vocab", "2000", "--T", "16",
             "--top", "10", "--json", "-"]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
@@ -176,12 +173,11 @@ def test_validate_auto_learning_rate_puts_the_window_edge_halfway_and_plots_it(t
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-def test_validate_leading_terms_trains_on_a_bpe_corpus_and_states_truncation(capsys):
+def test_validate_leading_terms_trains_on_a_bpe_corpus_and_states_truncation(tinystories, capsys):
     """The paper's BPE variant runs (a byte-level BPE of 2000 entries; 1657 occur, plus <unk>); the cosines
     inside the window are >= 0.99; the window count drawn from the corpus is stated, and 'all' takes every one."""
     pytest.importorskip("tokenizers")
-    argv = ["validate", "leading-terms", "--corpus", str(TINYSTORIES), "--tokenizer", "bpe", "--vocab", "2000",
+    argv = ["validate", "leading-terms", "--corpus", str(tinystories), "--tokenizer", "bpe", "--vocab", "2000",
             "--T", "16", "--epochs", "4", "--layers", "1"]
     assert main(argv + ["--max-sequences", "12", "--json", "-"]) == 0
     result = json.loads(capsys.readouterr().out)

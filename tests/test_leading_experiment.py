@@ -1,6 +1,5 @@
 """Leading-term validation by training: cosines inside the window, decay outside, removal."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from emergence.validation.leading_terms.experiment import (
     run_leading_term_validation,
 )
 
-TINYSTORIES = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora" / "tinystories_sample.txt"
 
 
 def _assert_aligned_within_window(result):
@@ -60,10 +58,9 @@ def test_markov_corpus_weights_follow_the_leading_terms():
     _assert_aligned_within_window(result)
 
 
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-def test_tinystories_weights_follow_the_leading_terms():
+def test_tinystories_weights_follow_the_leading_terms(tinystories):
     result = run_leading_term_validation(
-        LeadingTermRun(corpus=str(TINYSTORIES), vocab_size=200, epochs=6, max_sequences=32)
+        LeadingTermRun(corpus=str(tinystories), vocab_size=200, epochs=6, max_sequences=32)
     )
     assert result["corpus"]["V"] == 201  # the 200 most frequent tokens plus <unk>
     _assert_aligned_within_window(result)
@@ -100,9 +97,9 @@ def test_projection_removes_exactly_the_direction():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not TINYSTORIES.exists(), reason="shared corpora not present beside the repository")
-@pytest.mark.parametrize("corpus", ["synthetic", str(TINYSTORIES)])
-def test_default_runs_stay_aligned_for_every_epoch(corpus):
+@pytest.mark.parametrize("corpus", ["synthetic", pytest.param("tinystories", marks=pytest.mark.real_text)])
+def test_default_runs_stay_aligned_for_every_epoch(corpus, request):
+    corpus = corpus if corpus == "synthetic" else str(request.getfixturevalue("tinystories"))
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, vocab_size=None if corpus == "synthetic" else 300))
     _assert_aligned_within_window(result)
     assert 0.8 < result["relative_error_slope_late"]["V"] < 1.3
