@@ -298,8 +298,6 @@ def _check_checkpoint_options(corpus, stats, top_k, permutations) -> None:
         raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
     if top_k is not None and top_k < 2:
         raise InvalidSizeError(f"--top-k must be at least 2, got {top_k}")
-    if top_k is not None and stats is not None:
-        raise EmergenceError("--top-k is the K of the --stats file; compute the file with basis --vocab K instead")
     if permutations < 2:
         raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
 
@@ -341,7 +339,8 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     loaded_tokenizer = load_tokenizer_file(tokenizer_path)
     settings = comparison.ComparisonSettings(permutations, k0, seed, forward_windows)
     source = comparison.statistics_source(paths, corpus, None if stats is None else Path(stats),
-                                          top_k or DEFAULT_CHECKPOINT_TOP_K, T, separator, seed, loaded_tokenizer, ids)
+                                          top_k if stats is not None else top_k or DEFAULT_CHECKPOINT_TOP_K,
+                                          T, separator, seed, loaded_tokenizer, ids)
     keep = len(source.tokens) - 1
     token_ids = comparison.tokenizer_ids(source.tokens[:keep], loaded_tokenizer, tokenizer_path)
     targets = leading_term_targets(source.bigram, source.context, source.key_query, keep, source.positional)

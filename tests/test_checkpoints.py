@@ -217,8 +217,11 @@ def test_stats_file_reproduces_the_corpus_run_and_counts_k_as_basis_does(three_c
             assert max(abs(x - y) for x, y in zip(_weight_cosines(la), _weight_cosines(lb), strict=True)) <= 1e-12
             assert abs(la["key_query"]["gram"]["value"] - lb["key_query"]["gram"]["value"]) <= 1e-12
             assert lb["hidden_bigram"]["gram"] == {"passes": False, "reason": NO_FORWARD}  # no corpus: fails, says why
+    assert main(common + ["--stats", str(out), "--top-k", "50"]) == 0  # the file's own K is accepted
+    assert json.loads(capsys.readouterr().out)["checkpoints"] == reused["checkpoints"]
     assert main(common + ["--stats", str(out), "--top-k", "20"]) == 2
-    assert "--top-k is the K of the --stats file" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "--top-k 20" in error and "(50)" in error and "Traceback" not in error
 
 
 def test_a_checkpoint_that_will_not_fit_is_refused_before_loading(three_checkpoints, capsys, monkeypatch):

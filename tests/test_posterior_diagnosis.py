@@ -11,7 +11,7 @@ from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.free_energy import bulk_variance_ratios
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.posterior_diagnosis import theory_data_action, trial_data_action, trial_weights
-from emergence.validation.copy_task.posterior_free_energy import delta_F_of_profile
+from emergence.validation.samplers.umbrella import delta_F_of_profile
 
 SOFTMAX = CopyTaskConvention.parse("", attention="softmax")
 

@@ -116,7 +116,7 @@ def copy_head_document() -> str:
         "non-zero slope there; $a_{\\rm uniform}L \\to 1$ as $L\\to\\infty$), so 'no precursor' holds "
         "asymptotically, not exactly.",
         "- The isotropic bound: the sharp prior-dominated ratio is "
-        f"$(P_G/P_1)^2 = {sp.latex(ratio['prior_dominated_squared'])}$, which exceeds the note's $L/V$ by "
+        f"$(P_G/P_1)^2 = {sp.latex(ratio['prior_dominated_squared'])}$, which exceeds the first hand derivation's $L/V$ by "
         f"${sp.latex(ratio['excess_over_note_bound_squared'])} \\to {sp.latex(ratio['excess_large_L'])}$; "
         "$P_G/P_1 \\le \\sqrt{L/V}$ holds only up to that factor (the conclusion, that an isotropic prior "
         "with $P_1\\propto V^2$ cannot give $L^{3/2}V^{1/2}$, stands).",

@@ -213,7 +213,7 @@ def _bound_step() -> DerivationStep:
         "convention_bound", "Convention study: P_G / P1",
         "Both transitions are roots of 1 + zeta b y - zeta a y^2 (y = beta P, zeta = s lam). For an isotropic "
         "prior the ratio runs between the Occam-dominated and the prior-dominated limits; the latter exceeds the "
-        "note's sqrt(L/V) by sqrt(V/(V-1)) (1 + O(1/L)). Independent s1, sG multiply it by sqrt(s1/sG).",
+        "first hand derivation's sqrt(L/V) by sqrt(V/(V-1)) (1 + O(1/L)). Independent s1, sG multiply it by sqrt(s1/sG).",
         (Equation("prior_dominated", _S("(P_G/P_1)^2"), ratio["prior_dominated_squared"]),
          Equation("occam_dominated", _S("P_G/P_1 (Occam)"), ratio["occam_dominated"]),
          Equation("excess", _S("(P_G/P_1)^2 / (L/V)"), ratio["excess_over_note_bound_squared"]),

@@ -100,3 +100,8 @@ window, warm-up and recorded trajectories (400 x 4 chains: bulk ESS 720-880 per 
 leapfrog steps, the basin divide, the number of profile bins on [0, 0.95], and the self-averaging probe
 ``data_multiple`` k (1: the posterior of the P training sequences; k > 1: the data term of P sequences
 represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`)."""
+
+PROFILE_POINTS = 24
+PROFILE_RANGE = (0.02, 0.9)
+"""The a_G grid on which the posterior theory's profile is drawn and compared: PROFILE_POINTS points evenly
+spaced over PROFILE_RANGE (posterior_free_energy's predicted points and posterior_diagnosis's data-term check)."""

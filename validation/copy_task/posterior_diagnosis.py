@@ -22,7 +22,7 @@ prior) on real sequences,
 
 Replacing the theory's data term by this average along the profile gives the free energy of the
 same trial without the second approximation, hence its :math:`\Delta F`
-(:func:`~emergence.validation.copy_task.posterior_free_energy.delta_F_of_profile`).
+(:func:`~emergence.validation.samplers.umbrella.delta_F_of_profile`).
 
 The bound itself: :math:`F_{\rm true} = -\ln Z \le F_Q = \mathbb E_Q[-\ln w]` with the importance
 weight :math:`w = \text{prior}(\theta)\,e^{-S_{\rm data}(\theta)}/Q(\theta)`, and the gap is
@@ -44,10 +44,11 @@ import numpy as np
 import torch
 
 from emergence.numerics.order_parameters import cyclic_shift
-from emergence.validation.copy_task.config import CopyTaskConvention
+from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE, CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.free_energy import training_data_seed
 from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.samplers.umbrella import delta_F_of_profile
 
 
 def trial_moments(V: int, L: int, g: float, t_u: float, t_v: float, s: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -113,7 +114,6 @@ def data_term_check(L: int, V: int, P: int, convention: CopyTaskConvention, divi
     averaged row statistics is not what breaks.
     """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
-    from emergence.validation.copy_task.posterior_free_energy import PROFILE_POINTS, PROFILE_RANGE, delta_F_of_profile
 
     theory = PosteriorTheory(L, V, convention.with_attention("softmax"), draws=theory_draws)
     grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)

@@ -33,12 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE
+from emergence.validation.samplers.umbrella import delta_F_of_profile
+
 BASIN_TOLERANCE = 0.05
 DELTA_F_TOLERANCE = 1.0
 P_STAR_FACTOR = 1.25
 MEAN_TOLERANCE = 0.05
-PROFILE_POINTS = 24
-PROFILE_RANGE = (0.02, 0.9)
 
 
 IMPORTANCE_DRAWS = 8000
@@ -89,16 +90,6 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
                   for name, mode in modes.items()},
         "coexistence": coexistence, "importance_sampled": importance,
     }
-
-
-def delta_F_of_profile(grid, F, divide: float) -> float:
-    r""":math:`\Delta F = -\ln(m_{\rm copy}/m_{\rm uniform})` of a profile :math:`F(a_G)` on ``grid``, the masses of
-    :math:`e^{-F}` on the two sides of ``divide`` (trapezoid weights, summed in logs so that a basin
-    :math:`e^{-700}` below the other stays finite)."""
-    grid, F = np.asarray(grid, dtype=float), np.asarray(F, dtype=float)
-    log_trapezoid = np.log(np.gradient(grid)) - F
-    copy_side = grid >= divide
-    return float(np.logaddexp.reduce(log_trapezoid[~copy_side]) - np.logaddexp.reduce(log_trapezoid[copy_side]))
 
 
 def _profile_basins(grid, F, divide) -> dict[str, float | None]:

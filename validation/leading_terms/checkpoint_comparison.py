@@ -270,9 +270,10 @@ def corpus_source(corpus: str, tokenizer, top_k: int, T: int, separator: str, se
                             loaded.context_length, loaded.num_sequences, loaded.ids)
 
 
-def file_source(path: Path, checkpoints: Sequence[str | Path]) -> StatisticsSource:
+def file_source(path: Path, checkpoints: Sequence[str | Path], top_k: int | None = None) -> StatisticsSource:
     """The statistics of a ``basis`` .npz, after checking that its arrays, the targets and the largest checkpoint
-    fit (the file's size bounds the arrays read; K is read first); :class:`EmergenceError` when it is not one."""
+    fit (the file's size bounds the arrays read; K is read first); :class:`EmergenceError` when it is not one, or
+    when ``top_k`` is given and is not the file's K (``None``: the file's K)."""
     from emergence.base.errors import EmergenceError
     from emergence.base.limits import check_memory
     from emergence.validation.leading_terms.checkpoints import checkpoint_bytes
@@ -280,6 +281,9 @@ def file_source(path: Path, checkpoints: Sequence[str | Path]) -> StatisticsSour
     try:
         with np.load(path) as data:
             keep = len(data["vocab_raw"]) - 1
+            if top_k is not None and top_k != keep:
+                raise EmergenceError(f"--top-k {top_k} is not the K of the --stats file ({keep}); leave --top-k out "
+                                     f"or compute the file with basis --vocab {top_k}")
             check_memory(path.stat().st_size + REFERENCE_KxK_ARRAYS * 8 * keep**2
                          + max(checkpoint_bytes(p, keep) for p in checkpoints),
                          "checkpoints", "compute the statistics with a smaller basis --vocab")
@@ -298,16 +302,17 @@ representations (a Gram and a deflated Gram for each of the three gram pairs, a 
 each of the four weight pairs), one spare."""
 
 
-def statistics_source(paths: Sequence[str | Path], corpus: str | None, stats: Path | None, top_k: int, T: int,
+def statistics_source(paths: Sequence[str | Path], corpus: str | None, stats: Path | None, top_k: int | None, T: int,
                       separator: str, seed: int, tokenizer, ids_path: str | None = None) -> StatisticsSource:
     """The statistics of ``stats`` (a basis file) or of ``corpus``, after the memory check; with both, the
-    file's statistics and the corpus's windows for the forward pass (tokenized at the file's K)."""
+    file's statistics and the corpus's windows for the forward pass (tokenized at the file's K).  ``top_k``: the
+    corpus's K; with ``stats``, ``None`` or the file's K (another K is refused before the arrays are read)."""
     from emergence.base.limits import check_memory
     from emergence.numerics.leading_terms.basis_statistics import dense_statistics_bytes
     from emergence.validation.leading_terms.checkpoints import checkpoint_bytes
 
     if stats is not None:
-        source = file_source(stats, paths)
+        source = file_source(stats, paths, top_k)
         if corpus is None:
             return source
         windows = _id_corpus(corpus, tokenizer, len(source.tokens) - 1, source.T, separator, seed, ids_path).ids

@@ -89,6 +89,17 @@ class FreeEnergyProfile:
         return float(self.bin_centres[best]) if np.all(np.isfinite(neighbours)) and np.all(self.F[best] <= neighbours) else None
 
 
+def delta_F_of_profile(grid, F, divide: float) -> float:
+    r""":math:`\Delta F = -\ln(m_{\rm high}/m_{\rm low})` of a profile :math:`F(\xi)` given on ``grid (B,)`` (``F (B,)``),
+    the quantity :class:`FreeEnergyProfile` measures from draws: the masses of :math:`e^{-F}` on the two sides of
+    ``divide`` (trapezoid weights, summed in logs so that a basin :math:`e^{-700}` below the other stays finite).
+    The copy task's posterior theory draws its profile in :math:`\xi = a_G`, high side the copy basin."""
+    grid, F = np.asarray(grid, dtype=float), np.asarray(F, dtype=float)
+    log_trapezoid = np.log(np.gradient(grid)) - F
+    copy_side = grid >= divide
+    return float(np.logaddexp.reduce(log_trapezoid[~copy_side]) - np.logaddexp.reduce(log_trapezoid[copy_side]))
+
+
 def _unbiased_log_weights(xi, N_k, centres, kappa, pymbar):
     """MBAR's log weights of the unbiased law for the pooled draws ``xi (N,)``, and its overlap matrix."""
     u_kn = harmonic_bias(xi, centres, kappa)
