@@ -288,8 +288,8 @@ class PosteriorTheory:
         F_array = np.asarray(F)
         return {"aG": [float(a) for a in aG_grid], "F": (F_array - F_array.min()).tolist(), "t_u": t_u, "t_v": t_v, "g": g}
 
-    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> float:
-        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists."""
+    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> tuple[float, PosteriorMode]:
+        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists, and the copy mode there."""
         low, high = np.log(P_low), np.log(P_high)
         for _ in range(steps):
             middle = 0.5 * (low + high)
@@ -300,7 +300,7 @@ class PosteriorTheory:
                 high, copy = middle, follow
             else:
                 low = middle
-        return float(np.exp(high))
+        return float(np.exp(high)), copy
 
     def _global_jump(self, P_low: float, P_high: float, low: PosteriorMode, high: PosteriorMode,
                      steps: int = 10) -> float:
@@ -356,10 +356,16 @@ class PosteriorTheory:
                 return float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
             if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
                 # the copy mode is born between the grid points; coexistence (equal F) lies between its
-                # birth and the next grid point unless it is born already below the uniform mode
-                birth = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                # birth and the next grid point unless it is born already below the uniform mode.  The copy
+                # branch is followed up from its birth (a start from the next grid point's copy mode can fall
+                # into the uniform mode near the birth, which would read as equal free energy)
+                birth, born = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+
+                def from_birth(log_P, i=i, born=born):
+                    return self._free_energy_gap(log_P, modes[i]["uniform"], born)
                 low = np.log(birth)
-                return birth if gap(low) <= 0 else float(np.exp(brentq(gap, low, np.log(P_grid[i + 1]), xtol=1e-4)))
+                return birth if from_birth(low) <= 0 else float(np.exp(brentq(from_birth, low, np.log(P_grid[i + 1]),
+                                                                                 xtol=1e-4)))
         return None
 
     def _jump_between_grid_points(self, P_grid: np.ndarray, best: list[PosteriorMode]) -> float | None:
