@@ -9,9 +9,8 @@ Evaluates the mean-field free energy derived in :mod:`emergence.theory.copy_head
 with the trial's entropy counts (:func:`trial_entropy_counts`): the gauge-correct trial (default)
 keeps the prior's variance along the 3(V + L) - 2 directions that leave every attention row unchanged,
 :math:`n_u = (V + L - 1)(V - 1)`, :math:`n_v = (V + L - 1)(L - 1)`; the product trial squeezes them too,
-:math:`n_u = V^2 + LV`, :math:`n_v = LV + L^2`.  Both give the same attention law, hence the same data term,
-
-with :math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V - 1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V - 1)`,
+:math:`n_u = V^2 + LV`, :math:`n_v = LV + L^2`.  Both give the same attention law, hence the same data
+term, with :math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V - 1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V - 1)`,
 and minimises it within the uniform and the copy mode.  The row averages
 :math:`Q_\Phi = \mathbb E\sum_a\Phi_a^2`, :math:`M_\Phi = \mathbb E\Phi_{x_{i-1}}` of the
 logits :math:`\ell_j = g[j = i-1] + u_{x_j} + v_j` (:math:`u \sim \mathcal N(0, 2t_us)` per
