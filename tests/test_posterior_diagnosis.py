@@ -48,8 +48,8 @@ def test_the_theory_data_term_is_its_free_energy_less_the_trial_kl():
     profile = {"g": [0.3, 2.0], "t_u": [0.9, 0.6], "t_v": [0.95, 0.7]}
     data = theory_data_action(theory, 200.0, profile)
     for value, g, t_u, t_v in zip(data, profile["g"], profile["t_u"], profile["t_v"]):
-        kl = (theory.L - 1) * g**2 / (2 * theory.s) + theory.token_entries * entropy_rate(t_u) \
-            + theory.position_entries * entropy_rate(t_v)
+        kl = (theory.L - 1) * g**2 / (2 * theory.s) + theory.token_directions * entropy_rate(t_u) \
+            + theory.position_directions * entropy_rate(t_v)
         total = theory.free_energy(g, t_u, t_v, 200.0)
         assert abs(value + kl - total) <= 1e-12 * abs(total)
 
@@ -75,10 +75,15 @@ def test_importance_sampling_recovers_the_prior_normalisation_without_data():
     L, V, P, draws = 5, 3, 4, 4000
     convention = CopyTaskConvention.parse("beta0=1e-12", attention="softmax")
     mode = SimpleNamespace(g=1.2, t_u=0.7, t_v=0.85)
-    result = importance_sampled_free_energy(L, V, P, mode, convention, draws=draws, seed=1)
     s = 1.0  # the default logit prior variance sigma_G^2 L^-a with a = 0
-    kl = (V + L) * V * entropy_rate(mode.t_u) + (V + L) * L * entropy_rate(mode.t_v) + (L - 1) * mode.g**2 / (2 * s)
-    # F_Q is a mean over 4000 draws of -ln w, whose spread is reported: 4 standard errors
-    assert abs(result["F_trial"] - kl) < 4 * result["log_weight_sd"] / np.sqrt(draws)
-    assert abs(result["F_IS"]) < 4 * result["F_IS_error"] + 0.05
-    assert result["F_trial"] > result["F_IS"]  # Jensen
+    copy_cost = (L - 1) * mode.g**2 / (2 * s)
+    # the product trial pays for every entry; the gauge-correct one for the (V + L - 1)(V - 1), (V + L - 1)(L - 1)
+    # informative directions only (the 3(V + L) - 2 flat ones at the prior's variance)
+    closed_forms = {"product": (V + L) * V * entropy_rate(mode.t_u) + (V + L) * L * entropy_rate(mode.t_v),
+                    "gauge": (V + L - 1) * ((V - 1) * entropy_rate(mode.t_u) + (L - 1) * entropy_rate(mode.t_v))}
+    for trial, kl in closed_forms.items():
+        result = importance_sampled_free_energy(L, V, P, mode, convention, draws=draws, seed=1, trial=trial)
+        # F_Q is a mean over 4000 draws of -ln w, whose spread is reported: 4 standard errors
+        assert abs(result["F_trial"] - kl - copy_cost) < 4 * result["log_weight_sd"] / np.sqrt(draws), trial
+        assert abs(result["F_IS"]) < 4 * result["F_IS_error"] + 0.05, trial
+        assert result["F_trial"] > result["F_IS"], trial  # Jensen

@@ -6,5 +6,6 @@ critical exponent), :mod:`.crossover` (copy-mode onset and the literal c_G = c_1
 :mod:`.first_order` (coexistence P* and spinodals), :mod:`.precise` (the same points at
 mpmath precision), :mod:`.phase_diagram` (everything at once on a P grid), :mod:`.scaling`
 (the paper's three scaling claims), :mod:`.posterior` and :mod:`.linear_posterior` (the
-posterior-level theory, softmax and linear model T).  Headline numbers: ``validation/copy_head_golden.py``.
+posterior-level theory, softmax and linear model T), :mod:`.logit_gauge` (bases of the flat
+directions of model T's attention).  Headline numbers: ``validation/copy_head_golden.py``.
 """

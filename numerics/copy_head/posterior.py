@@ -3,10 +3,14 @@ r"""Posterior-level reduced theory of softmax model T: numerics of step 7 (the M
 Evaluates the mean-field free energy derived in :mod:`emergence.theory.copy_head.posterior`,
 
 .. math::
-    F(g, t_u, t_v; P) = \frac{(L-1)g^2}{2s} + (V^2 + LV)\,I(t_u) + (LV + L^2)\,I(t_v)
+    F(g, t_u, t_v; P) = \frac{(L-1)g^2}{2s} + n_u\,I(t_u) + n_v\,I(t_v)
     + S_{\rm data}(q_{\rm eff}, m_{\rm eff}, L, L; P), \qquad I(t) = \tfrac12(t - 1 - \ln t),
 
-with :math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V - 1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V - 1)`,
+with the trial's entropy counts (:func:`trial_entropy_counts`): the gauge-correct trial (default)
+keeps the prior's variance along the 3(V + L) - 2 directions that leave every attention row unchanged,
+:math:`n_u = (V + L - 1)(V - 1)`, :math:`n_v = (V + L - 1)(L - 1)`; the product trial squeezes them too,
+:math:`n_u = V^2 + LV`, :math:`n_v = LV + L^2`.  Both give the same attention law, hence the same data
+term, with :math:`q_{\rm eff} = L(VQ_\Phi - 1)/(V - 1)`, :math:`m_{\rm eff} = L(VM_\Phi - 1)/(V - 1)`,
 and minimises it within the uniform and the copy mode.  The row averages
 :math:`Q_\Phi = \mathbb E\sum_a\Phi_a^2`, :math:`M_\Phi = \mathbb E\Phi_{x_{i-1}}` of the
 logits :math:`\ell_j = g[j = i-1] + u_{x_j} + v_j` (:math:`u \sim \mathcal N(0, 2t_us)` per
@@ -43,6 +47,21 @@ MODES: tuple[str, ...] = ("uniform", "copy")
 
 DISTINCT_MODES = 0.05
 """Two modes are distinct where their copy weights :math:`a_G` differ by more than this."""
+
+
+TRIALS: tuple[str, ...] = ("gauge", "product")
+
+
+def trial_entropy_counts(trial: str, L: int, V: int) -> tuple[int, int]:
+    r"""Directions of :math:`W_{QK}` at variance ratio :math:`t_u` and :math:`t_v` that the ``trial`` pays :math:`I(t)` for.
+
+    :func:`emergence.theory.copy_head.posterior.trial_entropy` derives both (tested against it).
+    """
+    if trial == "gauge":
+        return (V + L - 1) * (V - 1), (V + L - 1) * (L - 1)
+    if trial == "product":
+        return V * (V + L), L * (V + L)
+    raise EmergenceError(f"unknown trial {trial!r}; choose one of {', '.join(TRIALS)}")
 
 
 def entropy_rate(t):
@@ -201,17 +220,18 @@ class PosteriorMode:
 
 
 class PosteriorTheory:
-    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales); see the module docstring."""
+    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring."""
 
-    def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None):
+    def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
+                 trial: str = "gauge"):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
             raise EmergenceError("the posterior theory covers softmax model T only (architecture=T)")
         self.L, self.V = int(L), int(V)
         kernels = kernels if kernels is not None else generated_kernels()
         self.s, self.lam, self.beta = model_scales(kernels, "softmax", L, V, convention)
-        self.token_entries = V * V + L * V
-        self.position_entries = L * V + L * L
+        self.trial = trial
+        self.token_directions, self.position_directions = trial_entropy_counts(trial, self.L, self.V)
         self.noise = RowNoise.draw(self.L, self.V, draws, seed)
 
     def row_averages(self, g, t_u, t_v) -> dict[str, float]:
@@ -225,7 +245,7 @@ class PosteriorTheory:
         q_eff, m_eff = effective_invariants(averages["square"], averages["target"], self.L, self.V)
         L = self.L
         return float((L - 1) * g**2 / (2 * self.s)
-                     + self.token_entries * entropy_rate(t_u) + self.position_entries * entropy_rate(t_v)
+                     + self.token_directions * entropy_rate(t_u) + self.position_directions * entropy_rate(t_v)
                      + data_action(q_eff, m_eff, L, L, P, self.V, self.lam, self.beta, L))
 
     def start_point(self, start: str) -> np.ndarray:
@@ -288,8 +308,8 @@ class PosteriorTheory:
         F_array = np.asarray(F)
         return {"aG": [float(a) for a in aG_grid], "F": (F_array - F_array.min()).tolist(), "t_u": t_u, "t_v": t_v, "g": g}
 
-    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> float:
-        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists."""
+    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> tuple[float, PosteriorMode]:
+        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists, and the copy mode there."""
         low, high = np.log(P_low), np.log(P_high)
         for _ in range(steps):
             middle = 0.5 * (low + high)
@@ -300,7 +320,7 @@ class PosteriorTheory:
                 high, copy = middle, follow
             else:
                 low = middle
-        return float(np.exp(high))
+        return float(np.exp(high)), copy
 
     def _global_jump(self, P_low: float, P_high: float, low: PosteriorMode, high: PosteriorMode,
                      steps: int = 10) -> float:
@@ -356,10 +376,16 @@ class PosteriorTheory:
                 return float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
             if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
                 # the copy mode is born between the grid points; coexistence (equal F) lies between its
-                # birth and the next grid point unless it is born already below the uniform mode
-                birth = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+                # birth and the next grid point unless it is born already below the uniform mode.  The copy
+                # branch is followed up from its birth (a start from the next grid point's copy mode can fall
+                # into the uniform mode near the birth, which would read as equal free energy)
+                birth, born = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
+
+                def from_birth(log_P, i=i, born=born):
+                    return self._free_energy_gap(log_P, modes[i]["uniform"], born)
                 low = np.log(birth)
-                return birth if gap(low) <= 0 else float(np.exp(brentq(gap, low, np.log(P_grid[i + 1]), xtol=1e-4)))
+                return birth if from_birth(low) <= 0 else float(np.exp(brentq(from_birth, low, np.log(P_grid[i + 1]),
+                                                                                 xtol=1e-4)))
         return None
 
     def _jump_between_grid_points(self, P_grid: np.ndarray, best: list[PosteriorMode]) -> float | None:

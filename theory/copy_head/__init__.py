@@ -15,7 +15,9 @@ abstract is available).  Modules, in derivation order:
 - :mod:`.landau`: step 4, the Landau expansion of the linear action;
 - :mod:`.softmax`: step 5, the softmax pushforward and the reduced softmax action;
 - :mod:`.loss`: step 6, predicted losses;
+- :mod:`.logit_gauge`: the flat directions of model T's attention (softmax gauge and logit null);
 - :mod:`.posterior`: step 7, the posterior level (bulk as Gaussian logit noise; softmax model T);
+  its default trial keeps the prior along the flat directions;
 - :mod:`.linear_posterior`: step 8, the posterior level for linear attention (model T; the bulk
   noise shifts q and r in closed form);
 - :mod:`.isotropic_bound`, :mod:`.asymptotics`: the convention-study bound and the leading P*;

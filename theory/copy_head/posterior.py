@@ -27,6 +27,13 @@ along the gauge-fixed shift (step 5, cost :math:`(L-1)g^2/(2s)`).
 Kullback–Leibler divergence from the prior :math:`\mathcal N(0, s)`,
 :math:`\mu^2/(2s) + (t - 1 - \ln t)/2` (:func:`mean_field_entropy_cost`, integrated here).
 
+**Flat directions.**  3(V + L) - 2 directions of :math:`W_{QK}` leave every attention row unchanged
+(:mod:`~emergence.theory.copy_head.logit_gauge`): along them the posterior is the prior.  The
+**gauge-correct trial** (``trial="gauge"``, the default) keeps the prior there and the product law
+elsewhere; the product trial (``"product"``) squeezes them to :math:`t_u s, t_v s` and pays
+:math:`(2V + L - 1)I(t_u) + (V + 2L - 1)I(t_v)` more for the same attention (:func:`trial_entropy`,
+:func:`gauge_trial_shift`).
+
 **Data term.**  The readout-marginal population action of step 2 depends on the attention
 only through the V x V moments :math:`\mathbb E[\Phi\Phi^T]` and :math:`\mathbb E[\Phi y^T]` of
 the attention mass per token class :math:`\Phi_a = \sum_{j: x_j = a} A_{ij}` (target
@@ -41,8 +48,10 @@ averaged over tokens and noise.  The free energy of a mode is then
 (:func:`posterior_free_energy`)
 
 .. math::
-    F(g, t_u, t_v; P) = \frac{(L-1)g^2}{2s} + (V^2 + LV)\,I(t_u) + (LV + L^2)\,I(t_v)
+    F(g, t_u, t_v; P) = \frac{(L-1)g^2}{2s} + (V + L - 1)\,[(V - 1)\,I(t_u) + (L - 1)\,I(t_v)]
     + S_{\rm data}(q_{\rm eff}, m_{\rm eff}, L, L; P), \quad I(t) = \tfrac12(t - 1 - \ln t),
+
+(gauge-correct trial; the product trial has :math:`(V^2 + LV)I(t_u) + (LV + L^2)I(t_v)`),
 
 minimised over :math:`(g, t_u, t_v)` within each mode; the posterior :math:`P^*` is where the
 uniform and copy modes have equal :math:`F`.  Approximations: mean field (a variational upper
@@ -66,6 +75,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from emergence.theory.copy_head.logit_gauge import flat_directions
 from emergence.theory.copy_head.population import population_action, quadratic_form_average
 from emergence.theory.copy_head.softmax import gap, gauge_fixed_copy_cost
 from emergence.theory.copy_head.symbols import L, V, m, n, q, r, sigma2
@@ -192,19 +202,62 @@ def iid_row_averages() -> dict[str, sp.Expr]:
     }
 
 
-@lru_cache(maxsize=None)
-def posterior_free_energy(targets: str = "raw") -> sp.Expr:
-    r"""Mean-field free energy :math:`F(g, t_u, t_v)` of softmax model T in :math:`Q_\Phi, M_\Phi`.
+TRIALS = ("gauge", "product")
+"""The Gaussian trials of step 7: ``gauge`` keeps the prior along the flat directions, ``product`` does not."""
 
-    Copy cost of step 5 (gauge-fixed, entry variance s) + the entropy of both noise blocks +
-    the step-2 data action at :math:`(q_{\rm eff}, m_{\rm eff}, L, L)`.  Symbols: g, t_u, t_v,
-    Q_Phi, M_Phi, P, L, V, s, lam, beta.
+
+@lru_cache(maxsize=None)
+def trial_entropy(trial: str = "gauge") -> sp.Expr:
+    r""":math:`\mathrm{KL}(Q\,\|\,\text{prior})` of the trial's bulk (mean zero), in :math:`t_u, t_v`.
+
+    ``product``: every entry of a block at its ratio, :math:`(V^2 + LV)I(t_u) + (LV + L^2)I(t_v)`.
+    ``gauge``: the product trial on the directions the data can see and the prior on the flat ones
+    (:func:`~emergence.theory.copy_head.logit_gauge.flat_directions`).  The trial's covariance acts on the
+    key index only and the key covariance is block diagonal, so the flat subspace is invariant under it and
+    the two trials have the same law on the informative directions (the same attention, the same data
+    term); a flat direction at the prior's variance costs :math:`\mathrm{KL}(\text{prior}\|\text{prior})`,
+    checked to be 0 here, so only the informative directions pay:
+
+    .. math:: (V + L - 1)\,[(V - 1)\,I(t_u) + (L - 1)\,I(t_v)].
+    """
+    if trial not in TRIALS:
+        raise ValueError(f"unknown trial {trial!r}; choose one of {TRIALS}")
+    per_entry = mean_field_entropy_cost().subs(mu, 0)
+    if per_entry.subs(t_var, 1) != 0:
+        raise ArithmeticError("a direction at the prior's variance must cost nothing")
+    if trial == "product":
+        blocks = logit_noise_blocks()
+        counts = {"key_token": blocks["key_token"]["entries"], "key_position": blocks["key_position"]["entries"]}
+    else:
+        flat = flat_directions()
+        counts = {kind: flat[kind]["informative"] for kind in ("key_token", "key_position")}
+    return counts["key_token"] * per_entry.subs(t_var, t_u) + counts["key_position"] * per_entry.subs(t_var, t_v)
+
+
+@lru_cache(maxsize=None)
+def gauge_trial_shift() -> sp.Expr:
+    r""":math:`F_{\rm gauge} - F_{\rm product}` at equal :math:`(g, t_u, t_v)`: the flat directions released.
+
+    Per released direction :math:`-I(t)`; the counts are the flat directions of each column type:
+
+    >>> [2 * gauge_trial_shift().coeff(sp.log(ratio)) for ratio in (t_u, t_v)]
+    [L + 2*V - 1, 2*L + V - 1]
+    >>> sp.factor(gauge_trial_shift().subs({t_u: t_var, t_v: t_var}))
+    -(3*L + 3*V - 2)*(t - log(t) - 1)/2
+    """
+    return sp.expand(trial_entropy("gauge") - trial_entropy("product"))
+
+
+@lru_cache(maxsize=None)
+def posterior_free_energy(targets: str = "raw", trial: str = "gauge") -> sp.Expr:
+    r"""Variational free energy :math:`F(g, t_u, t_v)` of softmax model T in :math:`Q_\Phi, M_\Phi`.
+
+    Copy cost of step 5 (gauge-fixed, entry variance s) + the ``trial``'s entropy
+    (:func:`trial_entropy`) + the step-2 data action at :math:`(q_{\rm eff}, m_{\rm eff}, L, L)`.
+    Symbols: g, t_u, t_v, Q_Phi, M_Phi, P, L, V, s, lam, beta.
     """
     copy = gauge_fixed_copy_cost("T").subs(sigma2, s_entry)
-    entropy_per_entry = mean_field_entropy_cost().subs(mu, 0)
-    blocks = logit_noise_blocks()
-    entropy = (blocks["key_token"]["entries"] * entropy_per_entry.subs(t_var, t_u)
-               + blocks["key_position"]["entries"] * entropy_per_entry.subs(t_var, t_v))
+    entropy = trial_entropy(trial)
     effective = effective_invariants()
     data = population_action("cyclic", targets).subs(
         {q: effective["q"], m: effective["m"], r: L, n: L}, simultaneous=True)
@@ -212,6 +265,6 @@ def posterior_free_energy(targets: str = "raw") -> sp.Expr:
 
 
 __all__ = [
-    "gap", "effective_invariants", "iid_row_averages", "laplace_identities", "logit_noise_blocks",
-    "mean_field_entropy_cost", "posterior_free_energy",
+    "TRIALS", "gap", "effective_invariants", "gauge_trial_shift", "iid_row_averages", "laplace_identities",
+    "logit_noise_blocks", "mean_field_entropy_cost", "posterior_free_energy", "trial_entropy",
 ]

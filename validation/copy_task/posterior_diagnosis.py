@@ -128,12 +128,35 @@ def data_term_check(L: int, V: int, P: int, convention: CopyTaskConvention, divi
             "delta_F_trial_average": delta_F_of_profile(grid, F_trial, divide)}
 
 
+def flat_log_ratio(standard: torch.Tensor, V: int, t_u: float, t_v: float) -> torch.Tensor:
+    r""":math:`\ln[\text{prior}_{\mathcal K}(\theta_{\mathcal K}) / Q_{\mathcal K}(\theta_{\mathcal K})]` of product-trial
+    draws :math:`\theta = \mu + \sqrt{\text{variance}}\,\text{standard}` (:func:`trial_moments`) along the flat directions.
+
+    ``standard (n, V + L, V + L)``.  The trial's mean has no flat component and its variance is :math:`t s` on the
+    flat directions of each column type (:func:`~emergence.numerics.copy_head.logit_gauge.flat_direction_basis`),
+    so :math:`\theta_{\mathcal K} = \sqrt{ts}\,\xi_{\mathcal K}` with :math:`\xi_{\mathcal K}` standard, and the
+    ratio is :math:`\sum_{\rm type}[-(t - 1)|\xi_{\mathcal K}|^2/2 + (n_{\rm type}/2)\ln t]`.  Returns ``(n,)``.
+    """
+    from emergence.numerics.copy_head.logit_gauge import flat_direction_basis
+
+    L = standard.shape[-1] - V
+    total = torch.zeros(standard.shape[0], dtype=torch.float64)
+    for kind, basis in flat_direction_basis(V, L).items():
+        t = t_u if kind == "key_token" else t_v
+        xi = standard.flatten(1) @ torch.as_tensor(basis)
+        total += -(t - 1) * (xi**2).sum(-1) / 2 + basis.shape[1] / 2 * math.log(t)
+    return total
+
+
 def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: CopyTaskConvention, draws: int = 2000,
-                                   seed: int = 0, chunk: int = 250, bootstrap: int = 200) -> dict[str, float]:
+                                   seed: int = 0, chunk: int = 250, bootstrap: int = 200,
+                                   trial: str = "gauge") -> dict[str, float]:
     r"""The trial's variational free energy :math:`F_Q` and the importance-sampled :math:`F_{\rm IS}` at one theory mode.
 
     ``mode``: a :class:`~emergence.numerics.copy_head.posterior.PosteriorMode` (its ``g, t_u, t_v``).
-    The trial is :func:`trial_moments`.  Both free energies include every constant of the model's action on the
+    The trial is :func:`trial_moments` (``trial="product"``) or, by default, the gauge-correct trial: the same law on
+    the directions the data sees and the prior on the flat ones.  Its weight is the product trial's divided by
+    :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed, so differences between modes are
     comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
     (bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
@@ -156,7 +179,10 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
             model.logit_weights.copy_(mean + standard * variance.sqrt())
             action = model.marginal_potential(batch)
         log_trial = -0.5 * (standard**2).sum((-2, -1)) + trial_normaliser
-        log_weights.append((-action + prior_normaliser - log_trial).numpy())
+        log_weight = -action + prior_normaliser - log_trial
+        if trial == "gauge":
+            log_weight = log_weight - flat_log_ratio(standard, V, mode.t_u, mode.t_v)
+        log_weights.append(log_weight.numpy())
     log_weight = np.concatenate(log_weights)[:draws]
     resamples = np.random.default_rng(seed).integers(0, draws, (bootstrap, draws))
     boot = [np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples]
@@ -165,13 +191,13 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
 
 
 def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
-                       seed: int = 0) -> dict[str, Any]:
-    r"""At each of the theory's modes (``{"uniform": PosteriorMode, "copy": PosteriorMode}``): its :math:`F`,
-    :math:`a_G` and :func:`importance_sampled_free_energy`; and the copy-minus-uniform differences of the three."""
-    result: dict[str, Any] = {"draws": draws}
+                       seed: int = 0, trial: str = "gauge") -> dict[str, Any]:
+    r"""At each of the theory's modes (``{"uniform": PosteriorMode, "copy": PosteriorMode}``, found with ``trial``): its
+    :math:`F`, :math:`a_G` and :func:`importance_sampled_free_energy`; and the copy-minus-uniform differences of the three."""
+    result: dict[str, Any] = {"draws": draws, "trial": trial}
     for name, mode in modes.items():
         result[name] = {"aG": mode.aG, "F_theory": mode.free_energy,
-                        **importance_sampled_free_energy(L, V, P, mode, convention, draws, seed)}
+                        **importance_sampled_free_energy(L, V, P, mode, convention, draws, seed, trial=trial)}
     result["delta"] = {key: result["copy"][key] - result["uniform"][key] for key in ("F_theory", "F_trial", "F_IS")}
     result["delta_error"] = float(np.hypot(result["copy"]["F_IS_error"], result["uniform"]["F_IS_error"]))
     return result

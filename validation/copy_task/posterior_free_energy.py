@@ -264,7 +264,7 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
                       for P in P_grid]
     theory_points = run_sweep(run_predicted_point, theory_configs, os.path.join(out, "theory"), executor=executor,
                               progress=progress, description="posterior theory profiles")
-    predicted = {"label": "posterior (mean-field bulk; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
+    predicted = {"label": "posterior (mean-field bulk, gauge-correct Gaussian trial; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
                  "divide": divide, "points": theory_points,
                  "profiles": [point["profile"] for point in theory_points],
                  "delta_F": [point["delta_F"] for point in theory_points],

@@ -116,7 +116,7 @@ def predicted_posterior(L: int, V: int, convention, P_grid, draws: int = 20_000)
 
     theory = PosteriorTheory(L, V, convention, draws=draws)
     result = theory.transition(P_grid)
-    record: dict[str, Any] = {"label": "posterior (mean-field bulk; reconstructed theory)", "P": list(map(float, P_grid)),
+    record: dict[str, Any] = {"label": "posterior (mean-field bulk, gauge-correct Gaussian trial; reconstructed theory)", "P": list(map(float, P_grid)),
                               "P_star": result["P_star"]}
     weights = []
     for modes in result["modes"]:
