@@ -16,13 +16,14 @@ HELP = "posterior sampling of copy-task models (umbrella+MBAR, HMC) against the 
 
 
 def add_arguments(parser):
+    from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
     from emergence.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
-    parser.add_argument("--L", type=integer(3, what="L"), required=True, help="sequence length")
-    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--method", choices=("umbrella", "hmc", "replica-exchange"), default=None,
                         help="umbrella (softmax default), hmc (linear default) or replica-exchange")
     parser.add_argument("--P-grid", default=None,
