@@ -211,11 +211,13 @@ def run(args) -> int:
     from emergence.api import validate_posterior
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.commands.validate_copy_head import parse_P_grid
+    from emergence.validation.copy_task.posterior_memory import check_posterior_memory
 
     method = args.method or ("umbrella" if args.attention == "softmax" else "hmc")
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
-    _check_before_sampling(args, method)
+    check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers)
+    _check_before_sampling(args, method)  # after the memory estimate: importing ArviZ takes seconds
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
                                 theory_draws=args.theory_draws, **settings)
