@@ -62,7 +62,24 @@ def add_arguments(parser):
 
 
 def _settings(args, method: str) -> dict:
-    """The sampler fields the API takes, from the arguments of ``method``."""
+    """The sampler fields the API takes, from the arguments of ``method`` (checked by :func:`_check_settings`)."""
+    if method == "replica-exchange":
+        chosen = {"replicas": args.replicas, "coldest": args.coldest, "hottest": args.hottest,
+                  "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
+    else:
+        _check_settings(args, method)
+        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
+                  "data_multiple": args.data_multiple}
+        if args.windows is not None:
+            chosen["centres"] = _centres(args.windows)
+    for key in ("chains", "draws"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return chosen
+
+
+def _check_settings(args, method: str) -> None:
+    """One line for sampler settings that cannot run; replica exchange's ladder needs torch (after the memory estimate)."""
     from emergence.base.errors import EmergenceError
 
     if method == "replica-exchange":
@@ -74,19 +91,8 @@ def _settings(args, method: str) -> dict:
             raise EmergenceError(str(error)) from None
         if args.tempering == "full" and args.coldest < 1:
             raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
-        chosen = {"replicas": args.replicas, "coldest": args.coldest, "hottest": args.hottest,
-                  "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
-    else:
-        if not (args.kappa > 0 and 0 < args.divide < 1):
-            raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
-        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
-                  "data_multiple": args.data_multiple}
-        if args.windows is not None:
-            chosen["centres"] = _centres(args.windows)
-    for key in ("chains", "draws"):
-        if getattr(args, key) is not None:
-            chosen[key] = getattr(args, key)
-    return chosen
+    elif not (args.kappa > 0 and 0 < args.divide < 1):
+        raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
 
 
 def _centres(text: str) -> list[float]:
@@ -217,7 +223,9 @@ def run(args) -> int:
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
     check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers)
-    _check_before_sampling(args, method)  # after the memory estimate: importing ArviZ takes seconds
+    if method == "replica-exchange":
+        _check_settings(args, method)
+    _check_before_sampling(args, method)  # after the memory estimate: importing torch and ArviZ takes seconds
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
                                 theory_draws=args.theory_draws, **settings)
