@@ -237,3 +237,10 @@ def test_an_unknown_query_is_named_before_the_window_length(capsys, tmp_path):
     error = refused(capsys, ["associate", str(corpus), "--query", "zzzz"], "'zzzz'", "not in the corpus vocabulary")
     assert "window" not in error
     refused(capsys, ["associate", str(corpus), "--query", "cat"], "nothing left after filtering")
+
+
+def test_predicted_weights_are_estimated_before_they_are_stacked(capsys, tmp_path):
+    """(layers, V, V) arrays grow with --layers: refused with the estimate, nothing written."""
+    refused(capsys, ["predict-weights", "synthetic", "--steps", "10", "--lr", "0.1", "--layers", "100000000",
+                     "--out", str(tmp_path / "w.npz")], "predict-weights with 100000000 layers", "needs an estimated")
+    assert not (tmp_path / "w.npz").exists()
