@@ -244,3 +244,8 @@ def test_predicted_weights_are_estimated_before_they_are_stacked(capsys, tmp_pat
     refused(capsys, ["predict-weights", "synthetic", "--steps", "10", "--lr", "0.1", "--layers", "100000000",
                      "--out", str(tmp_path / "w.npz")], "predict-weights with 100000000 layers", "needs an estimated")
     assert not (tmp_path / "w.npz").exists()
+
+
+def test_leading_term_training_is_estimated_before_the_model_is_built(capsys):
+    refused(capsys, ["validate", "leading-terms", "--layers", "100000"], "validate leading-terms with 100000 layers",
+            "needs an estimated")
