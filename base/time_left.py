@@ -25,7 +25,7 @@ point has finished, :math:`s\,\mathrm{total}`, the running point's measured pace
 Without a finished point or a measured step rate the time left is ``None``: "unknown".  So is an
 estimate the running points have already outlasted.
 
-Costs in seconds (``cost_in_seconds``: each part's wall time measured once on a reference machine, as the
+Costs in seconds (``cost_in_seconds``: each part's wall time measured on a reference machine, as the
 demo's steps, :func:`emergence.demo.expected_step_seconds`) give an estimate from the start: the
 seconds left are :math:`r\,C_R - (t_\mathrm{now} - t_k)` with the rate of this machine against the
 reference,
@@ -53,12 +53,13 @@ from typing import Callable
 
 import numpy as np
 
-PRIOR_WEIGHT = 0.5
+PRIOR_WEIGHT = 0.02
 """With costs in seconds: the weight of the reference measurement, as a fraction of the whole run (module docstring).
 
-Chosen on the quick demo of 2026-12-05 at load 10, whose first step (derivations) ran 6.4x its reference and the
-rest 1.3x: 0.25 said 2.1x and 2.2x the time left after steps 1 and 2, 0.5 says at most 1.7x.  A larger weight
-adapts later to a machine uniformly faster or slower than the reference."""
+Chosen on the demo runs of 2026-12-05 (`docs/notes/measurements.md`): a machine 2-3x faster than the reference
+(a full demo at load 3.5) needs a small weight (0.5 said 2.9x the time left after the first three steps, 0.02
+says 1.9x), a first step slowed by a passing load peak a larger one (a quick demo whose first step ran 2.6x
+the rate of the others: 0.02 says 2.4x, 0.5 1.5x); the weight only damps the first, short steps."""
 
 
 class TimeLeft:

@@ -98,7 +98,7 @@ def run_step(step: DemoStep, context: DemoContext, stored: Section | None = None
 
 
 STEP_SECONDS = Path(__file__).with_name("demo_step_seconds.json")
-"""Each step's wall time, measured once per kind (quick, full) with the date, machine and command."""
+"""Each step's wall time per kind (quick, full): the median of the runs it lists, with the date, machine and command."""
 
 
 def expected_step_seconds(steps: list[DemoStep], quick: bool) -> list[float]:
