@@ -73,10 +73,13 @@ def format_bytes(value: float) -> str:
 
     >>> format_bytes(3.4e12)
     '3.09 TiB'
+    >>> format_bytes(2.6e15)
+    '2365 TiB'
     """
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if value >= size:
-            return f"{value / size:.3g} {unit}"
+            scaled = value / size
+            return f"{scaled:.3g} {unit}" if scaled < 1000 else f"{scaled:.0f} {unit}"
     return f"{value:.0f} B"
 
 

@@ -42,10 +42,12 @@ class _Counted:
     """The count, the time left and the tqdm methods the engine uses; subclasses show them."""
 
     def __init__(self, total: int | None, description: str, unit: str = "it", initial: float = 0,
-                 cost: float | None = None, clock: Callable[[], float] = time.monotonic):
+                 cost: float | None = None, clock: Callable[[], float] = time.monotonic,
+                 cost_in_seconds: bool = False, interval: float | None = None):
         self.total, self.description, self.unit, self.n = total, description, unit, initial
         self.clock = clock
-        self.time_left = TimeLeft((total or 0) - initial, cost, clock)
+        self.interval = interval
+        self.time_left = TimeLeft((total or 0) - initial, cost, clock, cost_in_seconds)
 
     def update(self, count: float = 1, cost: float | None = None) -> None:
         """``count`` more parts done, of estimated cost ``cost`` (default: ``count``)."""
@@ -95,12 +97,12 @@ class LogProgress(_Counted):
         return f"{self.description}: {self.n} {self.unit} after {elapsed:.0f} s"
 
     def _show(self) -> None:
-        if self.clock() - self.last >= LOG_INTERVAL:
+        if self.clock() - self.last >= (LOG_INTERVAL if self.interval is None else self.interval):
             self.last = self.clock()
             _log.info(self._line())
 
     def close(self) -> None:
-        if self.clock() - self.started >= LOG_INTERVAL:
+        if self.clock() - self.started >= (LOG_INTERVAL if self.interval is None else self.interval):
             done = self.total is not None and self.n >= self.total
             _log.info(self._line() + (" (done)" if done else " (stopped)" if self.total else ""))
 
@@ -139,12 +141,16 @@ class TerminalProgress(_Counted):
 
 
 def progress(total: int | None, description: str, unit: str = "it", initial: float = 0,
-             file_is_terminal: bool | None = None, cost: float | None = None):
+             file_is_terminal: bool | None = None, cost: float | None = None, cost_in_seconds: bool = False,
+             interval: float | None = None):
     """A :class:`TerminalProgress` bar on a terminal, else a :class:`LogProgress` (see the module docstring);
-    ``cost``: the estimated cost of the ``total - initial`` parts left (default: one per part)."""
+    ``cost``: the estimated cost of the ``total - initial`` parts left (default: one per part), in reference
+    seconds with ``cost_in_seconds`` (:class:`~emergence.base.time_left.TimeLeft`); ``interval``: seconds
+    between log lines (default :data:`LOG_INTERVAL`)."""
     if file_is_terminal is None:
         file_is_terminal = _terminal()
-    return (TerminalProgress if file_is_terminal else LogProgress)(total, description, unit, initial, cost)
+    return (TerminalProgress if file_is_terminal else LogProgress)(
+        total, description, unit, initial, cost, cost_in_seconds=cost_in_seconds, interval=interval)
 
 
 @contextmanager
@@ -163,14 +169,20 @@ def report_steps(done: float, total: float) -> None:
         _listening[-1].steps(done, total)
 
 
-def progress_over(items, description: str, unit: str = "it") -> Iterator:
-    """Iterate ``items`` with :func:`progress`; the bar is closed even when the loop is left early."""
+def progress_over(items, description: str, unit: str = "it", seconds: list[float] | None = None,
+                  interval: float | None = None) -> Iterator:
+    """Iterate ``items`` with :func:`progress`; the bar is closed even when the loop is left early.
+
+    ``seconds``: each item's expected wall time (reference seconds), from which the time left is estimated
+    from the start; ``interval``: seconds between log lines (0: a line after every item)."""
     items = list(items)
-    bar = progress(len(items), description, unit)
+    costs = seconds if seconds is not None else [1.0] * len(items)
+    bar = progress(len(items), description, unit, cost=sum(costs), cost_in_seconds=seconds is not None,
+                   interval=interval)
     try:
-        for item in items:
+        for item, cost in zip(items, costs, strict=True):
             yield item
-            bar.update(1)
+            bar.update(1, cost)
     finally:
         bar.close()
 

@@ -25,6 +25,18 @@ point has finished, :math:`s\,\mathrm{total}`, the running point's measured pace
 Without a finished point or a measured step rate the time left is ``None``: "unknown".  So is an
 estimate the running points have already outlasted.
 
+Costs in seconds (``cost_in_seconds``: each part's wall time measured on a reference machine, as the
+demo's steps, :func:`emergence.demo.expected_step_seconds`) give an estimate from the start: the
+seconds left are :math:`r\,C_R - (t_\mathrm{now} - t_k)` with the rate of this machine against the
+reference,
+
+.. math::  r = \frac{t_k + w\,C}{C_k + w\,C},
+
+the measured time of the finished parts over their expected time, the expectation itself counted as the
+fraction :math:`w` = :data:`PRIOR_WEIGHT` of the whole run (total cost :math:`C`) measured at rate 1: one
+short first part (whose time varies most with start-up and load) moves the estimate little, the long ones
+set it.
+
 >>> now = [0.0]
 >>> left = TimeLeft(points=4, cost=4.0, clock=lambda: now[0])
 >>> left.text()
@@ -41,12 +53,22 @@ from typing import Callable
 
 import numpy as np
 
+PRIOR_WEIGHT = 0.02
+"""With costs in seconds: the weight of the reference measurement, as a fraction of the whole run (module docstring).
+
+Chosen on the demo runs of 2026-12-05 (`docs/notes/measurements.md`): a machine 2-3x faster than the reference
+(a full demo at load 3.5) needs a small weight (0.5 said 2.9x the time left after the first three steps, 0.02
+says 1.9x), a first step slowed by a passing load peak a larger one (a quick demo whose first step ran 2.6x
+the rate of the others: 0.02 says 2.4x, 0.5 1.5x); the weight only damps the first, short steps."""
+
 
 class TimeLeft:
     """Seconds left of ``points`` points of total estimated cost ``cost`` (see the module docstring)."""
 
-    def __init__(self, points: float, cost: float | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, points: float, cost: float | None = None, clock: Callable[[], float] = time.monotonic,
+                 cost_in_seconds: bool = False):
         self.points, self.cost, self.clock = points, points if cost is None else cost, clock
+        self.cost_in_seconds = cost_in_seconds
         self.started = clock()
         self.finishes: list[tuple[float, float, float]] = []  # (count, cost, seconds) after each finish, cumulative
         self.step_reports: list[tuple[float, float]] = []  # (done, seconds) of the running point
@@ -94,6 +116,8 @@ class TimeLeft:
         points_left, cost_left = self.points - count, self.cost - cost
         if points_left <= 0:
             return 0.0
+        if self.cost_in_seconds:
+            return self._scaled_seconds(cost, cost_left, last)
         fit = self._fit() if self.finishes else None
         per_step = self._step_seconds()
         if per_step is not None:
@@ -103,6 +127,13 @@ class TimeLeft:
         if fit is None:
             return None
         left = fit[0] * points_left + fit[1] * cost_left - (self.clock() - self.started - last)
+        return left if left >= 0 else None
+
+    def _scaled_seconds(self, cost_done: float, cost_left: float, last: float) -> float | None:
+        """Seconds left when the costs are reference seconds: the rate r of the module docstring times the cost left."""
+        prior = PRIOR_WEIGHT * self.cost
+        rate = (last + prior) / (cost_done + prior) if cost_done + prior > 0 else 1.0
+        left = rate * cost_left - (self.clock() - self.started - last)
         return left if left >= 0 else None
 
     def text(self) -> str:

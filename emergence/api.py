@@ -384,12 +384,12 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns the
     report: ``predicted``, ``saddle``, ``measured``, ``agreement`` and ``provenance``.
     """
-    import tempfile
-
     from emergence.base.errors import EmergenceError
     from emergence.base.executors import sweep_executor
     from emergence.base.io import provenance
+    from emergence.base.sweeps import sweep_folder
     from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.posterior_memory import check_posterior_memory
 
     method = method or ("umbrella" if attention == "softmax" else "hmc")
     if method not in POSTERIOR_METHODS:
@@ -398,7 +398,8 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
         raise EmergenceError(f"--method {method} is for {'softmax' if method == 'umbrella' else 'linear'} attention "
                              "(linear has no first-order jump to cross; softmax's basins need windows)")
     convention = _convention(convention, CopyTaskConvention).with_attention(attention)
-    out = str(out or tempfile.mkdtemp(prefix="emergence-posterior-"))
+    check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
+    out = sweep_folder(out, "emergence-posterior-")
     pool = sweep_executor(executor, workers)
     common = {"out": out, "executor": pool, "seed": seed, "progress": progress}
     if method == "umbrella":

@@ -73,18 +73,41 @@ class DemoStep:
         return {"settings": chosen, "code": code_fingerprint()}
 
 
-def run_step(step: DemoStep, context: DemoContext) -> tuple[Section, bool]:
-    """The step's section, reused from ``OUT/steps`` when its configuration matches; (section, reused)."""
+def stored_section(step: DemoStep, context: DemoContext) -> Section | None:
+    """The step's section stored in ``OUT/steps`` when its configuration matches and its figures exist, else ``None``."""
     stored = context.out / "steps" / f"{step.key}.json"
-    configuration = as_stored(step.configuration(context))
     record = read_stored_result(stored) if stored.exists() else None
     if isinstance(record, dict) and "section" in record:
         figures_present = all((context.out / f).exists() for f in record["section"]["figures"])
-        if record.get("config") == configuration and figures_present:
-            return Section.from_record(record["section"]), True
+        if record.get("config") == as_stored(step.configuration(context)) and figures_present:
+            return Section.from_record(record["section"])
+    return None
+
+
+def run_step(step: DemoStep, context: DemoContext, stored: Section | None = None) -> tuple[Section, bool]:
+    """The step's section, reused from ``OUT/steps`` when its configuration matches; (section, reused).
+
+    ``stored``: the :func:`stored_section` already read (``None``: read it here)."""
+    stored = stored if stored is not None else stored_section(step, context)
+    if stored is not None:
+        return stored, True
     section = step.compute(context)
-    write_json_atomic(stored, {"config": configuration, "section": section.as_record()})
+    write_json_atomic(context.out / "steps" / f"{step.key}.json",
+                      {"config": as_stored(step.configuration(context)), "section": section.as_record()})
     return section, False
+
+
+STEP_SECONDS = Path(__file__).with_name("demo_step_seconds.json")
+"""Each step's wall time per kind (quick, full): the median of the runs it lists, with the date, machine and command."""
+
+
+def expected_step_seconds(steps: list[DemoStep], quick: bool) -> list[float]:
+    """Each step's measured seconds at this size (:data:`STEP_SECONDS`); a step measured at neither size: the mean."""
+    from emergence.base.io import read_json
+
+    measured = read_json(STEP_SECONDS)["seconds"]["quick" if quick else "full"]
+    mean = sum(measured.values()) / len(measured)
+    return [float(measured.get(step.key, mean)) for step in steps]
 
 
 def as_stored(data: dict) -> dict:
@@ -110,18 +133,22 @@ def run_demo(steps: list[DemoStep], context: DemoContext, progress: Callable | N
              log: Callable[[str], None] | None = None) -> tuple[Path, Path]:
     """Run (or reuse) every step, then write ``report.md`` and ``results.json``.
 
-    ``progress`` wraps the step list (a tqdm-like callable); ``log`` receives, per step, a line
-    with its wall time and whether it was reused, then the section's comparison line.
+    ``progress(steps, seconds)`` wraps the step list (a tqdm-like callable), ``seconds`` each step's expected
+    wall time (:func:`expected_step_seconds`; 0 for a step stored in ``OUT/steps``, which is reused); ``log``
+    receives, per step, a line with its wall time and whether it was reused, then the section's comparison line.
     """
     ensure_writable_directory(context.out)
     sections, timings = [], {}
-    iterator = progress(steps) if progress else steps
+    stored = [stored_section(step, context) for step in steps]
+    seconds = [0.0 if section is not None else cost
+               for section, cost in zip(stored, expected_step_seconds(steps, context.quick))]
+    iterator = progress(steps, seconds) if progress else steps
     try:
-        for step in iterator:
+        for step, section_stored in zip(iterator, stored):
             if hasattr(iterator, "set_description"):
                 iterator.set_description(step.title)
             started = time.perf_counter()
-            section, reused = run_step(step, context)
+            section, reused = run_step(step, context, section_stored)
             seconds = time.perf_counter() - started
             timings[step.key] = {"seconds": seconds, "reused": reused}
             if log is not None:

@@ -65,7 +65,7 @@ def test_unknown_query_is_reported_and_the_others_print(capsys):
     assert result["red"]["interchangeability"][0] == "red" or "red" in result["red"]["interchangeability"]
     assert main(["associate", "synthetic", "--query", "dragon", "red", "--top", "3"]) == 0
     table = capsys.readouterr().out
-    assert "dragon: query 'dragon' is a single natural token but never occurs in the corpus" in table and "red" in table and "(" in table
+    assert "dragon: query 'dragon' is not in the corpus vocabulary (a single natural token that never occurs in the corpus)" in table and "red" in table and "(" in table
 
 
 def test_pmi_keeps_punctuation_out_of_interchangeability_on_novels(novels, capsys):

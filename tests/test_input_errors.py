@@ -202,3 +202,50 @@ def test_ctrl_c_stops_with_one_line_and_no_traceback(tmp_path):
     assert process.returncode == 130
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     assert f"interrupted; finished steps are kept in {tmp_path / 'runs'}" in err
+
+
+def test_a_missing_baseline_is_refused_not_compared(capsys, tmp_path):
+    """A baseline path that does not exist is a typo, not an empty baseline: no table of NEW rows, exit 2."""
+    refused(capsys, ["check", "--baseline", str(tmp_path / "missing.json")], "missing.json", "no such file")
+    assert "NEW" not in capsys.readouterr().out
+
+
+def test_a_missing_checkpoint_folder_is_named_as_missing(capsys, tmp_path):
+    refused(capsys, ["checkpoints", str(tmp_path / "nonexistent"), "--corpus", "synthetic"],
+            "nonexistent", "no such folder")
+
+
+def test_the_parser_states_the_theorys_smallest_L(capsys):
+    """The parser's minimum is the reduced action's (numerics.copy_head.sizes), not a looser one that fails later."""
+    from emergence.numerics.copy_head.sizes import MINIMUM_L
+
+    for command in (["phase-diagram", "--attention", "softmax"], ["validate", "posterior", "--attention", "softmax"]):
+        refused(capsys, command + ["--L", str(MINIMUM_L - 1), "--V", "4"], f"--L: L must be an integer >= {MINIMUM_L}")
+
+
+def test_a_P_range_below_every_transition_is_said_to_be_too_small(capsys):
+    """At L = 1e10 the softmax jump lies far above P = 1e8: the summary says the range is too small."""
+    assert main(["phase-diagram", "--attention", "softmax", "--L", "10000000000", "--V", "8", "--points", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "none in range" in out and "P range too small" in out and "--P-max" in out, out
+
+
+def test_an_unknown_query_is_named_before_the_window_length(capsys, tmp_path):
+    """On a corpus too short for one window, a query that is not in it is reported as such."""
+    corpus = tmp_path / "short.txt"
+    corpus.write_text("the cat sat on the mat.\n\nthe dog ran in the park.\n")
+    error = refused(capsys, ["associate", str(corpus), "--query", "zzzz"], "'zzzz'", "not in the corpus vocabulary")
+    assert "window" not in error
+    refused(capsys, ["associate", str(corpus), "--query", "cat"], "nothing left after filtering")
+
+
+def test_predicted_weights_are_estimated_before_they_are_stacked(capsys, tmp_path):
+    """(layers, V, V) arrays grow with --layers: refused with the estimate, nothing written."""
+    refused(capsys, ["predict-weights", "synthetic", "--steps", "10", "--lr", "0.1", "--layers", "100000000",
+                     "--out", str(tmp_path / "w.npz")], "predict-weights with 100000000 layers", "needs an estimated")
+    assert not (tmp_path / "w.npz").exists()
+
+
+def test_leading_term_training_is_estimated_before_the_model_is_built(capsys):
+    refused(capsys, ["validate", "leading-terms", "--layers", "100000"], "validate leading-terms with 100000 layers",
+            "needs an estimated")

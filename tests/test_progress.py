@@ -142,3 +142,37 @@ def test_the_terminal_bar_shows_the_measured_time_left():
     bar.update(1)
     assert bar.bar.postfix == "loss=0.5, about 20 s left"
     bar.close()
+
+
+def test_reference_seconds_keep_the_demos_time_left_within_2x_where_counting_steps_was_10x_off():
+    """The demo's steps: a copy-task step of most of the run after three short ones.  Counting steps says each
+    step left takes the mean time of those done (6x too long after the copy-task step and more); the steps'
+    reference seconds, scaled by this machine's measured rate, stay within 2x at every step on a machine 3x
+    faster or 2x slower than the reference, its first step 1.5x slower still."""
+    from emergence.base.time_left import TimeLeft
+
+    reference = [9.0, 1.8, 8.3, 51.6, 6.1, 0.3]
+    for factor in (1 / 3, 2.0):
+        actual = [1.5 * factor * reference[0]] + [factor * seconds for seconds in reference[1:]]
+        for cost_in_seconds in (True, False):
+            clock = FakeClock()
+            left = TimeLeft(len(reference), sum(reference) if cost_in_seconds else None, clock, cost_in_seconds)
+            ratios = []
+            for k, (seconds, cost) in enumerate(zip(actual[:-1], reference)):
+                clock.now += seconds
+                left.finished(1, cost if cost_in_seconds else 1)
+                ratios.append(left.seconds() / sum(actual[k + 1:]))
+            if cost_in_seconds:
+                assert all(0.5 <= ratio <= 2 for ratio in ratios), (factor, ratios)
+            else:
+                assert max(ratios) > 6, ratios  # the estimate this replaces
+
+
+def test_reference_seconds_give_an_estimate_before_the_first_step_finishes():
+    from emergence.base.time_left import TimeLeft
+
+    clock = FakeClock()
+    left = TimeLeft(2, 30.0, clock, cost_in_seconds=True)
+    assert left.seconds() == 30.0
+    clock.now = 10.0
+    assert left.seconds() == 20.0

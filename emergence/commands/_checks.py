@@ -168,6 +168,26 @@ def _check_writable(path: Path, text: str) -> None:
         _fail(f"cannot write to {text!r}: the file is read-only")
 
 
+def existing_file(text: str) -> Path:
+    """A file the command will read: it exists and is not a folder (refused at parse time, not read as empty)."""
+    path = Path(text).expanduser()
+    if not path.exists():
+        _fail(f"no such file: {text!r}")
+    if path.is_dir():
+        _fail(f"{text!r} is a folder; give a file")
+    return path
+
+
+def existing_folder(text: str) -> Path:
+    """A folder the command will read: it exists and is a folder."""
+    path = Path(text).expanduser()
+    if not path.exists():
+        _fail(f"no such folder: {text!r}")
+    if not path.is_dir():
+        _fail(f"{text!r} is not a folder")
+    return path
+
+
 def executor_spec(text: str) -> str:
     """``--executor``: the text, once :func:`emergence.base.executors.parse_executor` accepts it."""
     from emergence.base.executors import parse_executor

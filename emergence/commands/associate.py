@@ -71,11 +71,35 @@ def _write_json(record, target: str) -> None:
     print(f"wrote associations of {len(record.queries)} queries to {path} (provenance in {sidecar})")
 
 
+def _unknown_queries(error, queries) -> str | None:
+    """On a corpus too short for one window: the causes, joined, when no query is a token of its vocabulary."""
+    from emergence.base.errors import EmergenceError
+    from emergence.numerics.corpus.queries import query_token
+
+    if error.vocabulary is None:
+        return None
+    causes = []
+    for word in queries:
+        try:
+            query_token(error, word)
+        except EmergenceError as cause:
+            causes.append(str(cause))
+    return "; ".join(causes) if len(causes) == len(queries) else None
+
+
 def run(args) -> int:
     from emergence.api import associate
+    from emergence.base.errors import EmergenceError
+    from emergence.numerics.corpus.documents import CorpusTooShortError
 
-    record = associate(args.corpus, args.query, top=args.top, normalize=args.normalize, min_count=args.min_count,
-                       **corpus_options(args))
+    try:
+        record = associate(args.corpus, args.query, top=args.top, normalize=args.normalize,
+                           min_count=args.min_count, **corpus_options(args))
+    except CorpusTooShortError as error:  # an unknown word is the first thing to fix, before the window length
+        unknown = _unknown_queries(error, args.query)
+        if unknown is None:
+            raise
+        raise EmergenceError(unknown) from None
     if args.json is not None:
         _write_json(record, args.json)
         return 0

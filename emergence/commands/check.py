@@ -14,16 +14,16 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 
 def add_arguments(parser):
-    parser.add_argument("--baseline", default=None, metavar="PATH",
+    from emergence.commands._checks import existing_file
+
+    parser.add_argument("--baseline", default=None, metavar="PATH", type=existing_file,
                         help="baseline JSON file (default: the one installed with the engine)")
 
 
 def run(args) -> int:
-    from pathlib import Path
-
     from emergence.validation.golden import BASELINE_PATH, compare_with_baseline, headline_numbers, stale_entries
 
-    baseline_path = Path(args.baseline) if args.baseline else BASELINE_PATH
+    baseline_path = args.baseline or BASELINE_PATH
     numbers = headline_numbers()
     stale = stale_entries(numbers, baseline_path)
     comparisons = compare_with_baseline(numbers, baseline_path)

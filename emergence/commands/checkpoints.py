@@ -26,9 +26,9 @@ HELP = "Gram and weight metrics of local Hugging Face checkpoints against the le
 def add_arguments(parser):
     from emergence.api import DEFAULT_CHECKPOINT_TOP_K
     from emergence.base.executors import EXECUTOR_HELP
-    from emergence.commands._checks import count_or_all, integer, output_file
+    from emergence.commands._checks import count_or_all, existing_folder, integer, output_file
 
-    parser.add_argument("checkpoint", nargs="+", type=Path, metavar="DIR", help="save_pretrained folders, in order")
+    parser.add_argument("checkpoint", nargs="+", type=existing_folder, metavar="DIR", help="save_pretrained folders, in order")
     parser.add_argument("--corpus", help="UTF-8 text file, or 'synthetic': the statistics and the hidden states' windows")
     parser.add_argument("--stats", type=Path, metavar="FILE",
                         help="a basis .npz to reuse (emergence basis CORPUS --tokenizer DIR/tokenizer.json --vocab K): "

@@ -65,8 +65,8 @@ def run(args) -> int:
     torch.set_num_threads(1)
     context = DemoContext(args.out, args.quick, args.seed, args.corpus)
 
-    def progress(steps):
-        return progress_over(steps, "demo", unit="step")
+    def progress(steps, seconds):
+        return progress_over(steps, "demo", unit="step", seconds=seconds, interval=0.0)  # a line after every step
 
     report, results = run_demo(demo_steps(), context, progress=progress, log=write)
     print(f"wrote {report} and {results} ({time.perf_counter() - started:.0f} s)")

@@ -15,11 +15,12 @@ MAX_POINTS = 100_000
 
 
 def add_arguments(parser):
+    from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
     from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
 
     parser.add_argument("--attention", required=True, choices=("linear", "softmax"))
-    parser.add_argument("--L", type=integer(2, what="L"), required=True, help="sequence length")
-    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-min", dest="P_min", type=positive_float, default=1.0, help="smallest P (default 1)")
     parser.add_argument("--P-max", dest="P_max", type=positive_float, default=1e8, help="largest P (default 1e8)")
     parser.add_argument("--points", type=integer(8, MAX_POINTS), default=400,
@@ -50,6 +51,8 @@ def run(args) -> int:
           f"{len(grid)} points, reconstruction: model {diagram.convention['architecture']})", file=summary)
     for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
         print(f"  {name:<18} {_describe(diagram.transitions[name])}", file=summary)
+    if not any(value is not None for value in diagram.transitions.values()):
+        print(f"  {_range_note(diagram.P, diagram.details['aG'])}", file=summary)
     if args.json == "-":
         print(to_json_text(record), end="")
     elif args.json:
@@ -62,6 +65,20 @@ def run(args) -> int:
 def vars_for_record(args) -> dict:
     """The command's arguments as a JSON-ready configuration."""
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "handler"}
+
+
+def _range_note(P, aG) -> str:
+    """Where no transition lies on the grid: the state the whole grid is in, and which end of the range to move."""
+    above = aG[-1] is None or aG[-1] < 0.5  # still no copy head at the largest P: the transitions lie above it
+    state = "without" if above else "with"
+    flag, side = ("--P-max", "above") if above else ("--P-min", "below")
+    return (f"note: {'P range too small' if above else 'P range starts too high'}: the global minimum is {state} a copy head on the whole grid P in "
+            f"[{P[0]:.3g}, {P[-1]:.3g}] (attention on the previous token {_shown(aG[0])} to {_shown(aG[-1])}); "
+            f"the transitions lie {side} it: {'raise' if above else 'lower'} {flag}")
+
+
+def _shown(value) -> str:
+    return "-" if value is None else f"{value:.3g}"
 
 
 def _describe(value) -> str:

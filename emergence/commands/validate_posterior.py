@@ -16,13 +16,14 @@ HELP = "posterior sampling of copy-task models (umbrella+MBAR, HMC) against the 
 
 
 def add_arguments(parser):
+    from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
     from emergence.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
-    parser.add_argument("--L", type=integer(3, what="L"), required=True, help="sequence length")
-    parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
+    parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
+    parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--method", choices=("umbrella", "hmc", "replica-exchange"), default=None,
                         help="umbrella (softmax default), hmc (linear default) or replica-exchange")
     parser.add_argument("--P-grid", default=None,
@@ -61,7 +62,24 @@ def add_arguments(parser):
 
 
 def _settings(args, method: str) -> dict:
-    """The sampler fields the API takes, from the arguments of ``method``."""
+    """The sampler fields the API takes, from the arguments of ``method`` (checked by :func:`_check_settings`)."""
+    if method == "replica-exchange":
+        chosen = {"replicas": args.replicas, "coldest": args.coldest, "hottest": args.hottest,
+                  "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
+    else:
+        _check_settings(args, method)
+        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
+                  "data_multiple": args.data_multiple}
+        if args.windows is not None:
+            chosen["centres"] = _centres(args.windows)
+    for key in ("chains", "draws"):
+        if getattr(args, key) is not None:
+            chosen[key] = getattr(args, key)
+    return chosen
+
+
+def _check_settings(args, method: str) -> None:
+    """One line for sampler settings that cannot run; replica exchange's ladder needs torch (after the memory estimate)."""
     from emergence.base.errors import EmergenceError
 
     if method == "replica-exchange":
@@ -73,19 +91,8 @@ def _settings(args, method: str) -> dict:
             raise EmergenceError(str(error)) from None
         if args.tempering == "full" and args.coldest < 1:
             raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
-        chosen = {"replicas": args.replicas, "coldest": args.coldest, "hottest": args.hottest,
-                  "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
-    else:
-        if not (args.kappa > 0 and 0 < args.divide < 1):
-            raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
-        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
-                  "data_multiple": args.data_multiple}
-        if args.windows is not None:
-            chosen["centres"] = _centres(args.windows)
-    for key in ("chains", "draws"):
-        if getattr(args, key) is not None:
-            chosen[key] = getattr(args, key)
-    return chosen
+    elif not (args.kappa > 0 and 0 < args.divide < 1):
+        raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
 
 
 def _centres(text: str) -> list[float]:
@@ -210,11 +217,15 @@ def run(args) -> int:
     from emergence.api import validate_posterior
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.commands.validate_copy_head import parse_P_grid
+    from emergence.validation.copy_task.posterior_memory import check_posterior_memory
 
     method = args.method or ("umbrella" if args.attention == "softmax" else "hmc")
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
-    _check_before_sampling(args, method)
+    check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers)
+    if method == "replica-exchange":
+        _check_settings(args, method)
+    _check_before_sampling(args, method)  # after the memory estimate: importing torch and ArviZ takes seconds
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
                                 theory_draws=args.theory_draws, **settings)

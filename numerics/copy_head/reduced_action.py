@@ -90,8 +90,11 @@ def default_convention():
 
 
 def check_sizes(L, V) -> None:
-    """Raise :class:`InvalidSizeError` unless ``L >= 3`` and ``V >= 2`` are finite numbers."""
-    for name, value, low in (("L", L, 3), ("V", V, 2)):
+    """Raise :class:`InvalidSizeError` unless ``L >= 3`` and ``V >= 2`` are finite numbers
+    (:data:`~emergence.numerics.copy_head.sizes.MINIMUM_L`, :data:`~emergence.numerics.copy_head.sizes.MINIMUM_V`)."""
+    from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
+
+    for name, value, low in (("L", L, MINIMUM_L), ("V", V, MINIMUM_V)):
         if not np.isfinite(float(value)) or float(value) < low:
             raise InvalidSizeError(f"{name} must be a number >= {low}, got {value}")
 

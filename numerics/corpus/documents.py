@@ -133,7 +133,15 @@ def corpus_documents(
 
 
 class CorpusTooShortError(EmergenceError):
-    """No document gives a single window of T + 1 tokens under the chosen settings."""
+    """No document gives a single window of T + 1 tokens under the chosen settings.
+
+    ``tokenizer`` and ``vocabulary`` are the corpus's, built before the windows were cut, so a caller
+    can still say whether a query word occurs in the corpus (:func:`~emergence.numerics.corpus.queries.query_token`).
+    """
+
+    def __init__(self, message: str, tokenizer=None, vocabulary: Vocabulary | None = None):
+        super().__init__(message)
+        self.tokenizer, self.vocabulary = tokenizer, vocabulary
 
 
 def token_windows(encoded: Sequence[int], context_length: int, windows: str) -> list[Sequence[int]]:
@@ -162,7 +170,7 @@ def corpus_vocabulary(splitter, counts, vocab_size: int | None, oov: str) -> Voc
 
 
 def no_window_error(documents: int, context_length: int, oov: str, vocabulary: Vocabulary, windows: str,
-                    vocab_size: int | None) -> CorpusTooShortError:
+                    vocab_size: int | None, tokenizer=None) -> CorpusTooShortError:
     """The error for a corpus that gives no window, naming only the remedies that apply (no flags:
     each command spells its options its own way)."""
     remedies = (("mapping unknown tokens to <unk> (oov=unk)", oov == "drop"),
@@ -171,7 +179,8 @@ def no_window_error(documents: int, context_length: int, oov: str, vocabulary: V
     return CorpusTooShortError(
         f"nothing left after filtering: no document of {documents} gives a window of "
         f"T+1={context_length + 1} tokens (oov={oov}, windows={windows}, K={vocabulary.size} tokens); "
-        "it needs longer documents" + "".join(f", or {remedy}" for remedy, applies in remedies if applies)
+        "it needs longer documents" + "".join(f", or {remedy}" for remedy, applies in remedies if applies),
+        tokenizer, vocabulary,
     )
 
 
@@ -208,7 +217,7 @@ def build_corpus(
         used += bool(found)
         rows.extend(found)
     if not rows:
-        raise no_window_error(len(documents), context_length, oov, vocabulary, windows, vocab_size)
+        raise no_window_error(len(documents), context_length, oov, vocabulary, windows, vocab_size, splitter)
     return TokenCorpus(np.asarray(rows, dtype=np.int64), vocabulary, context_length, used, len(documents), splitter)
 
 

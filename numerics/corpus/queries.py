@@ -15,7 +15,8 @@ from emergence.numerics.corpus.vocabulary import UNKNOWN_TOKEN
 
 
 def query_token(corpus, word: str) -> str:
-    """The vocabulary token ``word`` stands for in ``corpus`` (a token corpus with ``tokenizer`` and
+    """The vocabulary token ``word`` stands for in ``corpus`` (a token corpus, or a
+    :class:`~emergence.numerics.corpus.documents.CorpusTooShortError`: anything with ``tokenizer`` and
     ``vocabulary``), or :class:`EmergenceError` giving the true cause."""
     tokenizer, text = corpus.tokenizer, word.strip()
     singles = list(dict.fromkeys(parts[0] for parts in map(tokenizer.split, (text, " " + text)) if len(parts) == 1))
@@ -38,6 +39,7 @@ def _missing_query_error(corpus, word: str, singles: list[str]) -> EmergenceErro
                               f"{count} times (frequency rank {rank} or later): outside the K={vocabulary.kept} most "
                               "frequent tokens kept (--vocab)")
     if singles:
-        return EmergenceError(f"query {word!r} is a single {tokenizer.name} token but never occurs in the corpus")
+        return EmergenceError(f"query {word!r} is not in the corpus vocabulary (a single {tokenizer.name} token that "
+                              "never occurs in the corpus)")
     pieces = ", ".join(repr(tokenizer.readable(token)) for token in tokenizer.split(word.strip()))
     return EmergenceError(f"query {word!r} is not a single {tokenizer.name} token (it splits into {pieces or 'nothing'})")

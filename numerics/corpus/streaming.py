@@ -161,7 +161,7 @@ def stream_corpus(
                             block_bytes, chunk_windows)
     found = [len(rows) for rows in corpus._document_windows()]
     if not sum(found):
-        raise no_window_error(len(found), context_length, oov, vocabulary, windows, vocab_size)
+        raise no_window_error(len(found), context_length, oov, vocabulary, windows, vocab_size, splitter)
     return StreamedCorpus(path, separator, splitter, vocabulary, context_length, windows, sum(found),
                           sum(found) * context_length, sum(1 for n in found if n), len(found),
                           block_bytes, chunk_windows)

@@ -41,6 +41,7 @@ from emergence.numerics.kernels.leading_terms import (
     one_layer_step_limit,
 )
 from emergence.base.errors import InvalidSizeError
+from emergence.base.limits import check_memory
 
 COMPONENTS: tuple[str, ...] = ("W_O", "V", "W", "P")
 """Weight names: output, value, key-query, positional."""
@@ -100,12 +101,21 @@ def within_step_window(steps: int, lr: float, context_length: int, layers: int) 
     return steps <= step_limit(lr, context_length, layers)
 
 
+def predicted_weights_bytes(stats: BasisStatistics, layers: int) -> float:
+    """Bytes of :func:`predicted_weights`' arrays: ``W_O`` (V, V), ``V_l`` and ``W_l`` (L, V, V), ``P_l`` (L, T)."""
+    V, T = stats.bigram.shape[0], stats.positional.shape[-1]
+    return float(stats.bigram.dtype.itemsize) * (V * V + layers * (2.0 * V * V + T))
+
+
 def predicted_weights(stats: BasisStatistics, steps: int, lr: float, layers: int) -> dict[str, Any]:
     """``W_O`` (V, V), ``V_l``, ``W_l`` (L, V, V) and ``P_l`` (L, T) after ``steps`` steps.
 
     Arrays are of the statistics' array module; every layer gets the same leading term.
     """
     _check(steps, lr, layers)
+    check_memory(predicted_weights_bytes(stats, layers),
+                 f"predict-weights with {layers} layers at V={stats.bigram.shape[0]}, T={stats.positional.shape[-1]}",
+                 "use fewer --layers or a smaller --vocab")
     xp = namespace_of(stats.bigram)
     coefficients = {name: float(value) for name, value in step_coefficients(steps, lr, xp=xp).items()}
     per_layer = {

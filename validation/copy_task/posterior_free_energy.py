@@ -254,9 +254,11 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
 
     from emergence.base.sweeps import run_sweep
     from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
+    from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
 
     P_grid = [int(P) for P in P_grid]
+    check_sampler_memory("umbrella", L, V, P_grid, settings, executor_workers(executor))
     if theory_P_star is None:
         theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
     divide = float(settings["divide"])
@@ -314,9 +316,11 @@ def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict
     from emergence.validation.copy_task.posterior_validation import (
         half_rise_crossing, linear_posterior_agreement, predicted_linear_posterior, steepest_rise,
     )
+    from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
 
     P_grid = [int(P) for P in P_grid]
+    check_sampler_memory("hmc", L, V, P_grid, settings, executor_workers(executor))
     predicted = predicted_linear_posterior(L, V, convention, P_grid, draws=theory_draws or 256)
     saddle = predicted_saddle("linear", L, V, convention, P_grid[0], P_grid[-1])
     configs = [umbrella_point_config(L, V, P, convention, seed=seed, attention="linear", **settings) for P in P_grid]

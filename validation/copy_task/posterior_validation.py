@@ -293,8 +293,10 @@ def run_replica_exchange_validation(attention: str, L: int, V: int, grid, conven
 
     from emergence.base.errors import EmergenceError
     from emergence.base.sweeps import run_sweep
+    from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
 
+    check_sampler_memory("replica-exchange", L, V, grid, settings, executor_workers(executor))
     predicted, prediction_note = None, None
     try:
         if attention == "softmax":
