@@ -200,6 +200,35 @@ class Basis(Record):
         return {symbol: getattr(self.statistics, name) for symbol, name in PAPER_SYMBOLS.items()
                 if getattr(self.statistics, name) is not None}
 
+    @classmethod
+    def read_npz(cls, path) -> Basis:
+        """The record of a ``.npz`` that ``emergence basis --out`` wrote (its statistics, vocabulary, ``T``, ``N``
+        and provenance; no corpus); :class:`~emergence.base.errors.InvalidArgumentError` naming ``stats`` when
+        the file is not one."""
+        import zipfile
+
+        import numpy as np
+
+        from emergence.base.errors import InvalidArgumentError
+        from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics
+
+        required = ("B", "Phi", "G", "Q", "Delta", "vocab", "T", "N")
+        try:
+            with np.load(path) as data:
+                missing = [name for name in required if name not in data.files]
+                if missing:
+                    raise KeyError(f"no {', '.join(missing)}")
+                arrays = {field_name: data[symbol] if symbol in data.files else None
+                          for symbol, field_name in PAPER_SYMBOLS.items()}
+                tokens, T, N = [str(token) for token in data["vocab"]], int(data["T"]), int(data["N"])
+                stored = json.loads(str(data["provenance"])) if "provenance" in data.files else None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            raise InvalidArgumentError("stats", f"{str(path)!r} is not a basis .npz "
+                                                f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+        statistics = BasisStatistics(**arrays, num_sequences=N, context_length=T)
+        config = (stored or {}).get("config", {"stats": str(path)})
+        return cls(statistics=statistics, tokens=tokens, T=T, N=N, config=config, provenance=stored)
+
     def to_dict(self) -> dict[str, Any]:
         return _json_ready({**{k: v.tolist() for k, v in self.arrays().items()}, "vocab": self.tokens,
                             "T": self.T, "N": self.N, "config": self.config, "provenance": self.provenance,
