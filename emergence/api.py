@@ -13,12 +13,18 @@ function                       computes                                     reco
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
 :func:`checkpoints`            saved checkpoints vs the leading terms       :class:`~emergence.records.CheckpointComparison`
 :func:`associate`              nearest tokens of query words                :class:`~emergence.records.Associations`
+:func:`run_copy_experiment`    :func:`validate_copy_head` from one          :class:`~emergence.records.CopyHeadValidation`
+                               :class:`CopyExperiment`
+:func:`validate_posterior`     the sampled copy-task posterior vs the       a dictionary (``predicted``, ``saddle``,
+                               posterior theory, the saddle beside it       ``measured``, ``agreement``)
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
 them available as ``emergence.phase_diagram`` and so on without importing anything heavy
-until one is called.  Every function raises :class:`emergence.base.errors.EmergenceError`
-on invalid input, with a one-line message.  See ``docs/api.md``.
+until one is called.  Every function checks its arguments before any work
+(:mod:`emergence.base.arguments`) and raises :class:`emergence.base.errors.EmergenceError` on
+invalid input, with a one-line message; a bad argument is an
+:class:`~emergence.base.errors.InvalidArgumentError` that names the parameter.  See ``docs/api.md``.
 """
 
 from __future__ import annotations
@@ -204,7 +210,7 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
         stats = streamed_basis_statistics(loaded.chunks, loaded.vocabulary.size,
                                           include_interchangeability=include_interchangeability)
     else:
-        loaded = load_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov,
+        loaded = _load_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov,
                                      seed=seed, separator=separator, bpe_vocab=bpe_vocab)
         stats = basis_statistics(loaded.sequences, loaded.vocabulary.size, xp=xp,
                                  include_interchangeability=include_interchangeability)
@@ -279,7 +285,7 @@ BASIS_OPTIONS = {"tokenizer": "natural", "vocab": None, "T": 64, "windows": "all
 """:func:`basis`' keyword arguments and their defaults."""
 
 
-def load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
+def _load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
                         windows: str = "all", oov: str = "unk", seed: int = 0, separator: str = "auto",
                         bpe_vocab: int | None = None):
     """The token windows of ``corpus`` under the options of :func:`basis` (no statistics)."""
@@ -584,7 +590,8 @@ def _check_posterior_options(attention: str, P, method, seed, executor, workers,
     """:func:`validate_posterior`'s arguments besides the sizes; the method (default: by ``attention``)."""
     from emergence.base import arguments as check
 
-    method = check.choice("method", method or ("umbrella" if attention == "softmax" else "hmc"), POSTERIOR_METHODS)
+    method = check.choice("method", ("umbrella" if attention == "softmax" else "hmc") if method is None else method,
+                          POSTERIOR_METHODS)
     if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
         raise InvalidArgumentError("method", f"{method} is for {'softmax' if method == 'umbrella' else 'linear'} "
                                              "attention (linear has no first-order jump to cross; softmax's basins "

@@ -167,7 +167,7 @@ def test_query_errors_give_the_true_cause(capsys):
 @pytest.mark.skipif(not NOVELS.exists(), reason="shared corpora not present beside the repository")
 def test_byte_fragment_tokens_display_uniquely():
     pytest.importorskip("tokenizers")
-    from emergence.api import load_corpus_options
+    from emergence.api import _load_corpus_options as load_corpus_options
 
     corpus = load_corpus_options(str(NOVELS), tokenizer="bpe", vocab=300)
     shown = corpus.readable_tokens
