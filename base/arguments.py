@@ -59,8 +59,9 @@ def _as_float(value: Any) -> float:
         return math.inf
 
 
-def _bounds(low: float | None, high: float | None, open_low: bool = False) -> str:
-    parts = [f"{'>' if open_low else '>='} {low:g}" if low is not None else "", f"<= {high:g}" if high is not None else ""]
+def _bounds(low: float | None, high: float | None, open_low: bool = False, open_high: bool = False) -> str:
+    parts = [f"{'>' if open_low else '>='} {low:g}" if low is not None else "",
+             f"{'<' if open_high else '<='} {high:g}" if high is not None else ""]
     return " and ".join(part for part in parts if part)
 
 
@@ -73,12 +74,13 @@ def integer(name: str, value: Any, low: int | None = None, high: int | None = No
     return int(value)
 
 
-def number(name: str, value: Any, low: float | None = None, high: float | None = None, open_low: bool = False) -> float:
-    """A finite real number in ``[low, high]`` (``(low, high]`` with ``open_low``)."""
+def number(name: str, value: Any, low: float | None = None, high: float | None = None, open_low: bool = False,
+           open_high: bool = False) -> float:
+    """A finite real number in ``[low, high]`` (the ends left out with ``open_low``, ``open_high``)."""
     finite = _real(value) and math.isfinite(_as_float(value))
     if not finite or (low is not None and (value < low or (open_low and value == low))) \
-            or (high is not None and value > high):
-        bounds = _bounds(low, high, open_low)
+            or (high is not None and (value > high or (open_high and value == high))):
+        bounds = _bounds(low, high, open_low, open_high)
         raise InvalidArgumentError(name, f"must be a finite number{' ' + bounds if bounds else ''}, got {shown(value)}")
     return float(value)
 

@@ -523,10 +523,6 @@ DEFAULT_CHECKPOINT_TOP_K = 500
 """``checkpoints``' K when neither ``top_k`` nor a statistics file gives one."""
 
 
-POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
-"""How ``validate_posterior`` samples: umbrella windows + MBAR (softmax), unbiased HMC (linear), or the older replica exchange."""
-
-
 def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
                        convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
                        workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
@@ -589,9 +585,9 @@ def _check_posterior_options(attention: str, P, method, seed, executor, workers,
                              settings: dict[str, Any]) -> str:
     """:func:`validate_posterior`'s arguments besides the sizes; the method (default: by ``attention``)."""
     from emergence.base import arguments as check
+    from emergence.validation.copy_task.config import POSTERIOR_METHODS, posterior_method
 
-    method = check.choice("method", ("umbrella" if attention == "softmax" else "hmc") if method is None else method,
-                          POSTERIOR_METHODS)
+    method = check.choice("method", posterior_method(attention, method), POSTERIOR_METHODS)
     if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
         raise InvalidArgumentError("method", f"{method} is for {'softmax' if method == 'umbrella' else 'linear'} "
                                              "attention (linear has no first-order jump to cross; softmax's basins "
@@ -606,9 +602,18 @@ def _check_posterior_options(attention: str, P, method, seed, executor, workers,
     return method
 
 
+SAMPLER_RANGES = {"centres": (0.0, 1.0, True), "divide": (0.0, 1.0, True), "copy_threshold": (0.0, 1.0, True),
+                  "step_fraction": (0.0, 1.0, False), "coldest": (0.0, 1.0, False), "hottest": (1.0, None, False)}
+"""Sampler settings with bounds besides "positive" (low, high, whether the end is left out; for ``hottest``, 1
+itself is allowed):
+window centres and the basin divide inside (0, 1), the replica-exchange ladder from ``coldest`` <= 1 to
+``hottest`` >= 1 (the target T = 1 is on it)."""
+
+
 def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
     """Each sampler setting a known field of ``method``'s defaults, of its default's kind: counts >= 1
-    (``warmup``, ``burn_in`` >= 0), positive numbers, a non-empty list of numbers, or text."""
+    (``warmup``, ``burn_in`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`), at least two distinct
+    window centres, a tempering of the ladder (``likelihood``; ``full`` only with ``coldest`` = 1)."""
     from emergence.base import arguments as check
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
 
@@ -616,16 +621,24 @@ def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
     unknown = sorted(set(settings) - set(defaults))
     if unknown:
         raise InvalidArgumentError(unknown[0], f"is not a setting of the {method} sampler; known: {sorted(defaults)}")
+
+    def within(name: str, value) -> float:
+        low, high, open_high = SAMPLER_RANGES.get(name, (0.0, None, False))
+        return check.number(name, value, low, high, open_low=name != "hottest", open_high=open_high)
+
     for name, value in settings.items():
         default = defaults[name]
-        if isinstance(default, int):
+        if name == "tempering":
+            check.choice(name, value, ("likelihood", "full"))
+        elif isinstance(default, int):
             check.integer(name, value, 0 if name in ("warmup", "burn_in") else 1)
         elif isinstance(default, float):
-            check.positive(name, value)
-        elif isinstance(default, list):
-            check.sequence(name, value, check.number)
+            within(name, value)
         else:
-            check.text(name, value)
+            check.distinct(check.sequence(name, value, within, min_length=2), 2, name)
+    if settings.get("tempering") == "full" and settings.get("coldest", defaults.get("coldest")) != 1:
+        raise InvalidArgumentError("tempering", "full needs {coldest} 1 (rungs below T = 1 only with likelihood "
+                                                "tempering)", mentions=("coldest",))
 
 
 _LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)

@@ -27,6 +27,10 @@ CASES = {
     "top 0": (lambda: api.associate("synthetic", "the", top=0), "top", "top must be an integer >= 1, got 0"),
     "unknown executor": (lambda: api.scaling("linear-second-order", executor="ray"), "executor",
                          "executor must be local, dask or dask:ADDRESS"),
+    "one window centre at 0": (lambda: api.validate_posterior("softmax", 8, 4, centres=[0]), "centres",
+                               "centres must hold at least 2 values"),  # found by tests/test_api_fuzz.py
+    "basin divide at 1": (lambda: api.validate_posterior("softmax", 8, 4, divide=1.0), "divide", "< 1, got 1.0"),
+    "method False": (lambda: api.validate_posterior("softmax", 8, 4, method=False), "method", "got False"),
     "unsafe law": (lambda: api.scaling("linear-second-order", law="os"), "law", "law: 'os' is not allowed"),
 }
 

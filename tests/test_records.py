@@ -11,7 +11,6 @@ from emergence import api
 from emergence.base.errors import EmergenceError
 from emergence.base.io import to_json_text
 from emergence.records import (
-    Associations,
     CheckpointComparison,
     CopyHeadValidation,
     LeadingTermValidation,
