@@ -15,8 +15,8 @@ function                       computes                                     reco
 :func:`associate`              nearest tokens of query words                :class:`~emergence.records.Associations`
 :func:`run_copy_experiment`    :func:`validate_copy_head` from one          :class:`~emergence.records.CopyHeadValidation`
                                :class:`CopyExperiment`
-:func:`validate_posterior`     the sampled copy-task posterior vs the       a dictionary (``predicted``, ``saddle``,
-                               posterior theory, the saddle beside it       ``measured``, ``agreement``)
+:func:`validate_posterior`     the sampled copy-task posterior vs the       :class:`~emergence.records.PosteriorValidation`
+                               posterior theory, the saddle beside it
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
@@ -526,7 +526,7 @@ DEFAULT_CHECKPOINT_TOP_K = 500
 def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
                        convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
                        workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
-                       **settings) -> dict[str, Any]:
+                       **settings):
     r"""Sample the copy-task posterior and compare it with the posterior theory, the saddle (MAP) beside it.
 
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
@@ -534,8 +534,10 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     or ``"replica-exchange"``.  ``P`` defaults to six points from P*/2.5 to 2P* of the posterior
     theory (umbrella) or 8 to 1024, doubling (:data:`_LINEAR_GRID`).  ``settings``: the sampler's fields
     (:data:`~emergence.validation.copy_task.free_energy.FREE_ENERGY_DEFAULTS` or, for replica
-    exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns the
-    report: ``predicted``, ``saddle``, ``measured``, ``agreement`` and ``provenance``.
+    exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns a
+    :class:`~emergence.records.PosteriorValidation`: ``predicted``, ``saddle``, ``measured``, ``agreement``,
+    ``cost`` (umbrella and HMC: :func:`_gradient_cost`) and ``provenance``; its JSON is what
+    ``emergence validate posterior --json`` writes.
     """
     import tempfile
 
@@ -578,7 +580,23 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
               "method": method, "convention": convention.as_dict(), "settings": settings}
     report["provenance"] = provenance(config, seed)
-    return report
+    if method != "replica-exchange":
+        report["cost"] = _gradient_cost(report["measured"])
+    from emergence.records import PosteriorValidation
+
+    return PosteriorValidation.from_dict(report)
+
+
+def _gradient_cost(measured: dict[str, Any]) -> dict[str, Any]:
+    """Seconds and FLOPs per batched gradient at each P, and their fraction of one core's measured float64
+    matmul rate (:func:`~emergence.base.runtime.torch_single_thread_flops`)."""
+    from emergence.base.runtime import torch_single_thread_flops
+
+    limit = torch_single_thread_flops()
+    rates = [f / s for f, s in zip(measured["flops_per_gradient"], measured["seconds_per_gradient"])]
+    return {"seconds_per_gradient": measured["seconds_per_gradient"], "flops_per_gradient": measured["flops_per_gradient"],
+            "limit": "float64 matmul, one torch thread (each point runs one)", "limit_flop_per_second": limit,
+            "fraction_of_limit": [rate / limit for rate in rates]}
 
 
 def _check_posterior_options(attention: str, P, method, seed, executor, workers, out, theory_draws, progress,

@@ -66,14 +66,24 @@ def _same(a: Any, b: Any) -> bool:
 
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and a.dtype.kind == b.dtype.kind and json.dumps(a.tolist()) == json.dumps(b.tolist())
+        return a.shape == b.shape and a.dtype.kind == b.dtype.kind and _same_json(a.tolist(), b.tolist())
+    if is_dataclass(a) and type(a) is type(b):  # e.g. the statistics of a Basis
+        a, b = _field_values(a), _field_values(b)
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if is_dataclass(a) and type(a) is type(b):  # e.g. the statistics of a Basis
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return bool(a == b) or (a != a and b != b)  # NaN
+        return len(a) == len(b) and all(map(_same, a, b))
+    return _same_json(a, b)
+
+
+def _field_values(instance: Any) -> list:
+    """A dataclass instance's field values, in field order."""
+    return [getattr(instance, f.name) for f in fields(instance)]
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Values that JSON writes alike (NaN as NaN, so a NaN equals a NaN)."""
+    return bool(a == b) or json.dumps(a, default=repr) == json.dumps(b, default=repr)
 
 
 class Record:
@@ -460,3 +470,39 @@ class Associations(Record):
     config: dict
     provenance: dict | None = None
     details: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class PosteriorValidation(Record):
+    r"""The copy-task posterior sampled and compared with the posterior theory, the saddle (MAP) beside it
+    (:func:`emergence.api.validate_posterior`).
+
+    ``method``: ``umbrella`` (softmax: free-energy profiles :math:`F(a_G)` per ``P``, the measured :math:`P^*`
+    where :math:`\Delta F = 0`), ``hmc`` (linear: posterior means of :math:`c_1, c_G`, ``P1`` and the
+    crossover) or ``replica-exchange``; ``measured``, ``predicted`` (the posterior theory), ``saddle``,
+    ``agreement`` (``passes`` and why); ``cost``: seconds and FLOPs per batched gradient against one core's
+    measured float64 matmul rate (``None`` for replica exchange, whose JSON has no ``cost``).
+    """
+
+    predicted: dict | None
+    saddle: dict | None
+    measured: dict
+    agreement: dict
+    method: str
+    results_folder: str | None = None
+    provenance: dict | None = None
+    cost: dict | None = None
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if self.cost is None:
+            del data["cost"]
+        return data
+
+    def plot(self, ax=None):
+        r"""The free-energy profiles and :math:`\Delta F` (umbrella), or the posterior means against ``P``."""
+        from emergence import figures
+
+        draw = figures.free_energy_figure if self.method == "umbrella" else figures.posterior_figure
+        return draw(self.to_dict(), ax=ax)

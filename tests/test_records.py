@@ -15,6 +15,7 @@ from emergence.records import (
     CopyHeadValidation,
     LeadingTermValidation,
     PhaseDiagram,
+    PosteriorValidation,
     Record,
     ScalingVerdict,
 )
@@ -53,6 +54,10 @@ RECORDS = {
         top_k=2, T=8, N=3, tokenizer="t.json", tokens=["a", "b"], tokens_raw=["a", "b"], settings={"k0": None},
         checkpoints=[{"name": "step-1", "layers": []}]),
     "Associations": lambda: api.associate("synthetic", "the", top=3),
+    "PosteriorValidation": lambda: PosteriorValidation(
+        predicted={"c1": [0.1, 0.2]}, saddle=None, measured={"P": [8, 32], "c1_mean": [0.1, float("nan")]},
+        agreement={"passes": False, "reason": "not converged"}, method="hmc", results_folder="/tmp/runs",
+        cost={"seconds_per_gradient": [0.01, 0.02]}, details={"extra": True}),
 }
 
 
