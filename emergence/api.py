@@ -394,12 +394,13 @@ def _check_leading_term_options(corpus, progress, options: dict[str, Any]) -> No
     check.optional(check.choice, "device", options.get("device", "cpu"), ("cpu", "cuda"))
 
 
-def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: str = "none",
+def associate(corpus: str, queries: str | Sequence[str], *, top: int = 10, normalize: str = "none",
               min_count: int | None = None, **corpus_options):
     r"""The ``top`` nearest tokens of each query word under \bar B, \Sigma_{\bar B} (``normalize``: ``none``,
     ``cosine`` or ``pmi``, listing only tokens seen ``min_count`` times as targets, default 10) and \bar\Phi
-    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``corpus_options`` are
-    :func:`basis`'s.  A query that is no vocabulary token gets ``{"error": cause}``; all of them: an error."""
+    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``queries``: one word (a string)
+    or a sequence of words; ``corpus_options`` are :func:`basis`'s.  A query that is no vocabulary token
+    gets ``{"error": cause}``; all of them: an error."""
     from emergence.base.errors import EmergenceError
     from emergence.base.io import provenance
     from emergence.numerics.corpus.queries import query_token
