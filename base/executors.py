@@ -22,7 +22,7 @@ Dask is the optional extra ``dask`` (``pip install 'emergence[dask]'``).
 >>> parse_executor("ray")
 Traceback (most recent call last):
 ...
-emergence.base.errors.EmergenceError: --executor must be local, dask or dask:ADDRESS, got 'ray'
+emergence.base.errors.InvalidArgumentError: executor must be local, dask or dask:ADDRESS, got 'ray'
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from emergence.base.errors import BackendUnavailableError, EmergenceError
+from emergence.base.errors import BackendUnavailableError, EmergenceError, InvalidArgumentError
 from emergence.base.sweeps import InProcessExecutor, LocalProcessExecutor
 
 EXECUTOR_HELP = "local (processes on this machine) or dask[:ADDRESS] (a LocalCluster, or a running scheduler)"
@@ -43,7 +43,7 @@ def parse_executor(spec: str) -> tuple[str, str | None]:
         return "local", None
     if kind == "dask":
         return "dask", address or None
-    raise EmergenceError(f"--executor must be local, dask or dask:ADDRESS, got {spec!r}")
+    raise InvalidArgumentError("executor", f"must be local, dask or dask:ADDRESS, got {spec!r}")
 
 
 def _one_torch_thread() -> None:

@@ -1,4 +1,5 @@
-"""Where torch runs: the device of a training command and the number of intra-op threads.
+"""Where torch runs: the device of a training command, the number of intra-op threads, and the float64
+matmul rate of one thread (the limit a sweep point's cost is measured against).
 
 >>> resolve_device("cpu")
 'cpu'
@@ -46,3 +47,22 @@ def torch_threads(threads: int | None):
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def torch_single_thread_flops(n: int = 768, repeats: int = 3) -> float:
+    """float64 matmul FLOP/s of torch on one thread (``2 n^3 / t``, best of ``repeats``): the limit of a sweep
+    point, which runs one torch thread per worker."""
+    import time
+
+    import torch
+
+    a = torch.randn(n, n, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    b = a.T.contiguous()
+    best = float("inf")
+    with torch_threads(1):
+        a @ b
+        for _ in range(repeats):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2.0 * n**3 / best

@@ -169,19 +169,3 @@ def torch_sides(device: str) -> dict:
 
     cores = torch.get_num_threads() if device == "cpu" else None
     return sides(device, cores, device, cores)
-
-
-def torch_single_thread_flops(n: int = 768, repeats: int = 3) -> float:
-    """float64 matmul FLOP/s of torch on one thread (``2 n^3 / t``, best of ``repeats``): the limit of a sweep point,
-    which runs one torch thread per worker."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        a = torch.randn(n, n, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-        b = a.T.contiguous()
-        a @ b
-        return 2.0 * n**3 / _best_seconds(lambda: a @ b, repeats)
-    finally:
-        torch.set_num_threads(threads)

@@ -10,8 +10,9 @@ what they share (errors, atomic IO, progress, limits, sweeps, executors, runtime
 package holds the Python API (:mod:`emergence.api`, its records and figures), the command
 line and the report that sit on top.
 
-The API's functions are attributes of the package, imported on first use, so that
-``import emergence`` stays light (no torch, matplotlib, hypothesis or SymPy)::
+The API's functions (``emergence.api.__all__``) are attributes of the package; each imports the
+layers it needs when it is called, so that ``import emergence`` stays light (no torch, matplotlib,
+hypothesis or SymPy)::
 
     >>> import emergence
     >>> diagram = emergence.phase_diagram("softmax", 64, 8)     # doctest: +SKIP
@@ -25,9 +26,10 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.1.0+source"
 
-API = ("phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head",
-       "validate_leading_terms", "run_copy_experiment", "CopyExperiment")
-"""The names of :mod:`emergence.api` offered at the top of the package."""
+from emergence.api import __all__ as _public_api  # noqa: E402  (light: the API imports its layers on first call)
+
+API = tuple(_public_api)
+"""The names of :mod:`emergence.api` offered at the top of the package: its ``__all__``."""
 
 __all__ = ["__version__", *API]
 

@@ -13,19 +13,31 @@ function                       computes                                     reco
 :func:`validate_leading_terms` trained transformer vs its leading terms     :class:`~emergence.records.LeadingTermValidation`
 :func:`checkpoints`            saved checkpoints vs the leading terms       :class:`~emergence.records.CheckpointComparison`
 :func:`associate`              nearest tokens of query words                :class:`~emergence.records.Associations`
+:func:`run_copy_experiment`    :func:`validate_copy_head` from one          :class:`~emergence.records.CopyHeadValidation`
+                               :class:`CopyExperiment`
+:func:`validate_posterior`     the sampled copy-task posterior vs the       :class:`~emergence.records.PosteriorValidation`
+                               posterior theory, the saddle beside it
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
 them available as ``emergence.phase_diagram`` and so on without importing anything heavy
-until one is called.  Every function raises :class:`emergence.base.errors.EmergenceError`
-on invalid input, with a one-line message.  See ``docs/api.md``.
+until one is called.  Every function checks its arguments before any work
+(:mod:`emergence.base.arguments`) and raises :class:`emergence.base.errors.EmergenceError` on
+invalid input, with a one-line message; a bad argument is an
+:class:`~emergence.base.errors.InvalidArgumentError` that names the parameter.  See ``docs/api.md``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
+from emergence.base.errors import InvalidArgumentError
 from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+
+__all__ = ["phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
+           "checkpoints", "associate", "validate_posterior", "run_copy_experiment", "CopyExperiment"]
+"""The public API: the functions of the table above, and the copy experiment's configuration and runner."""
 
 DEFAULT_P_RANGE = (1.0, 1e8, 400)
 """The phase diagram's default grid: ``points`` log-spaced values of P in [P_min, P_max]."""
@@ -38,7 +50,34 @@ def _convention(convention, convention_class=None):
     convention_class = convention_class or Convention
     if convention is None or isinstance(convention, str):
         return convention_class.parse(convention or "")
+    if not isinstance(convention, convention_class):
+        from emergence.base.arguments import shown
+
+        raise InvalidArgumentError("convention", f"must be None, a text such as 'a=0,c=0' or a {convention_class.__name__}, "
+                                                 f"got {shown(convention)}")
     return convention
+
+
+ATTENTIONS = ("linear", "softmax")
+"""The attention types of the copy-head theory."""
+
+
+def _attention_sizes(attention, L, V, min_L: int = 3) -> tuple[str, int, int]:
+    """``attention`` (linear or softmax) and the sizes ``L >= min_L``, ``V >= 2``, checked."""
+    from emergence.base import arguments as check
+
+    return check.choice("attention", attention, ATTENTIONS), check.integer("L", L, min_L), check.integer("V", V, 2)
+
+
+def _executor(executor, workers, out, in_process: bool = True) -> None:
+    """A sweep's ``executor`` (local, dask or dask:ADDRESS; ``None``, this process, where ``in_process``),
+    ``workers`` and ``out`` folder, checked."""
+    from emergence.base import arguments as check
+
+    if executor is not None or not in_process:
+        check.executor("executor", executor)
+    check.optional(check.integer, "workers", workers, 1)
+    check.optional(check.path, "out", out)
 
 
 def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = None, convention=None):
@@ -53,17 +92,14 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
     from emergence.numerics.copy_head.phase_diagram import phase_diagram as minimise
     from emergence.numerics.copy_head.reduced_action import reduced_action
     from emergence.records import PhaseDiagram
-    from emergence.base.errors import EmergenceError
+    from emergence.base import arguments as check
 
-    if attention not in ("linear", "softmax"):
-        raise EmergenceError(f"attention must be linear or softmax, got {attention!r}")
+    attention, L, V = _attention_sizes(attention, L, V)
     convention = _convention(convention)
     if P is None:
         grid = check_grid(*DEFAULT_P_RANGE)
     else:
-        grid = np.asarray(P, dtype=float)
-        check_grid(float(grid.min()), float(grid.max()), len(grid))
-        grid = np.sort(grid)
+        grid = np.sort(check.distinct(check.sequence("P", P, check.positive, min_length=8), 2, "P"))
     diagram = minimise(reduced_action(attention, L, V, convention), grid)
     return PhaseDiagram.from_dict(diagram.as_record(convention))
 
@@ -84,10 +120,14 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
     from emergence.numerics.copy_head.scaling_certification import derived_reference
     from emergence.numerics.copy_head.scaling_claims import CLAIMS, Law
     from emergence.records import ScalingVerdict
-    from emergence.base.errors import EmergenceError
+    from emergence.base import arguments as check
 
-    if claim not in CLAIMS:
-        raise EmergenceError(f"unknown claim {claim!r}; choose {', '.join(CLAIMS)}")
+    check.choice("claim", claim, tuple(CLAIMS))
+    check.optional(check.text, "law", law)
+    dps = check.integer("dps", dps, MIN_DPS, MAX_DPS)
+    check.flag("fast", fast)
+    check.flag("progress", progress)
+    _executor(executor, workers, out)
     convention = _convention(convention)
     replaced = None
     if law is not None:
@@ -112,6 +152,10 @@ def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, 
     return ScalingVerdict.from_dict(report)
 
 
+MIN_DPS, MAX_DPS = 15, 1000
+"""The working precision :func:`scaling` accepts, in decimal digits (below 15 is less than a float's)."""
+
+
 DERIVATION_NOTES = {
     "copy-head": ("Reconstruction inside the framework of Lavie et al., arXiv 2606.12058 (only the abstract is "
                   "available): these are the engine's own derivations, not the paper's equations."),
@@ -123,13 +167,12 @@ def derive(theory: str, attention: str | None = None, architecture: str = "T"):
     """The derivation of ``theory`` (``"copy-head"``) for ``attention`` (default linear), step by step:
     each step's equations are SymPy objects (``record.steps[k].equations``)."""
     from emergence.records import Derivation
-    from emergence.base.errors import EmergenceError
+    from emergence.base import arguments as check
+    from emergence.theory.copy_head.steps import ARCHITECTURES, derivation_steps
 
-    if theory not in DERIVATION_NOTES:
-        raise EmergenceError(f"unknown theory {theory!r}; choose {', '.join(DERIVATION_NOTES)}")
-    from emergence.theory.copy_head.steps import derivation_steps
-
-    attention = attention or "linear"
+    check.choice("theory", theory, tuple(DERIVATION_NOTES))
+    attention = check.optional(check.choice, "attention", attention, ATTENTIONS) or "linear"
+    check.choice("architecture", architecture, ARCHITECTURES)
     return Derivation(theory=theory, attention=attention, architecture=architecture,
                       steps=derivation_steps(attention, architecture), note=DERIVATION_NOTES[theory])
 
@@ -153,25 +196,21 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
     from emergence.base.io import provenance
     from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics, basis_statistics
     from emergence.records import Basis
-    from emergence.base.errors import EmergenceError, InvalidSizeError
 
-    if bpe_vocab is not None and tokenizer != "bpe":
-        raise EmergenceError("--bpe-vocab sets the size of the BPE that --tokenizer bpe trains; add --tokenizer bpe")
-    if bpe_vocab is not None and bpe_vocab < 2:
-        raise InvalidSizeError(f"--bpe-vocab must be at least 2, got {bpe_vocab}")
+    _check_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov, seed=seed,
+                          backend=backend, separator=separator, bpe_vocab=bpe_vocab, stream=stream,
+                          include_interchangeability=include_interchangeability)
     xp = array_module(backend)
     if stream:
         from emergence.numerics.corpus.streaming import stream_corpus
         from emergence.numerics.leading_terms.streaming import streamed_basis_statistics
 
-        if corpus == "synthetic" or backend != "numpy":
-            raise EmergenceError("--stream reads a corpus file with the numpy backend")
         loaded = stream_corpus(Path(corpus), tokenizer_name=tokenizer, vocab_size=vocab, context_length=T,
                                windows=windows, oov=oov, separator=separator, tokenizer_vocab=bpe_vocab)
         stats = streamed_basis_statistics(loaded.chunks, loaded.vocabulary.size,
                                           include_interchangeability=include_interchangeability)
     else:
-        loaded = load_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov,
+        loaded = _load_corpus_options(corpus, tokenizer=tokenizer, vocab=vocab, T=T, windows=windows, oov=oov,
                                      seed=seed, separator=separator, bpe_vocab=bpe_vocab)
         stats = basis_statistics(loaded.sequences, loaded.vocabulary.size, xp=xp,
                                  include_interchangeability=include_interchangeability)
@@ -188,7 +227,65 @@ def basis(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, 
                        corpus=loaded)
 
 
-def load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
+CORPUS_CHOICES = {"tokenizer": ("natural", "whitespace", "bpe"), "windows": ("first", "all"), "oov": ("drop", "unk"),
+                  "backend": ("numpy", "cupy"), "separator": ("auto", "eot", "blank-line", "line")}
+"""The named values of :func:`basis`' text options (``tokenizer`` may also be a ``tokenizer.json`` path)."""
+
+
+def _corpus(corpus, named: tuple[str, ...] = ("synthetic",)) -> str:
+    """``corpus``: one of the ``named`` built-in corpora or a file that exists, as text."""
+    from emergence.base import arguments as check
+
+    if isinstance(corpus, str) and corpus in named:
+        return corpus
+    return str(check.existing_file("corpus", corpus))
+
+
+def _tokenizer(tokenizer) -> str:
+    """``tokenizer``: natural, whitespace, bpe or a ``tokenizer.json`` that exists, as text."""
+    from pathlib import Path
+
+    from emergence.base.arguments import shown
+
+    if isinstance(tokenizer, str) and tokenizer in CORPUS_CHOICES["tokenizer"]:
+        return tokenizer
+    if not isinstance(tokenizer, (str, os.PathLike)) or not Path(tokenizer).is_file():
+        raise InvalidArgumentError("tokenizer", f"{shown(tokenizer)}: unknown tokenizer; choose natural, whitespace, "
+                                                "bpe or the path of a tokenizer.json that exists")
+    return str(tokenizer)
+
+
+def _check_corpus_options(corpus, **options) -> None:
+    """:func:`basis`' arguments (:class:`~emergence.base.errors.InvalidArgumentError` naming the first bad one)."""
+    from emergence.base import arguments as check
+
+    unknown = sorted(set(options) - set(BASIS_OPTIONS))
+    if unknown:
+        raise InvalidArgumentError(unknown[0], f"is not an option of basis; options: {', '.join(BASIS_OPTIONS)}")
+    _corpus(corpus)
+    _tokenizer(options.get("tokenizer", "natural"))
+    for name in ("windows", "oov", "backend", "separator"):
+        check.choice(name, options.get(name, BASIS_OPTIONS[name]), CORPUS_CHOICES[name])
+    check.optional(check.integer, "vocab", options.get("vocab"), 2)
+    check.integer("T", options.get("T", 64), 1)
+    check.seed("seed", options.get("seed", 0))
+    bpe_vocab = check.optional(check.integer, "bpe_vocab", options.get("bpe_vocab"), 2)
+    if bpe_vocab is not None and options.get("tokenizer") != "bpe":
+        raise InvalidArgumentError("bpe_vocab", "sets the size of the BPE that {tokenizer} bpe trains; "
+                                                "add {tokenizer} bpe", mentions=("tokenizer",))
+    stream = check.flag("stream", options.get("stream", False))
+    check.flag("include_interchangeability", options.get("include_interchangeability", True))
+    if stream and (corpus == "synthetic" or options.get("backend", "numpy") != "numpy"):
+        raise InvalidArgumentError("stream", "reads a corpus file with the numpy backend")
+
+
+BASIS_OPTIONS = {"tokenizer": "natural", "vocab": None, "T": 64, "windows": "all", "oov": "unk", "seed": 0,
+                 "backend": "numpy", "separator": "auto", "bpe_vocab": None, "stream": False,
+                 "include_interchangeability": True}
+""":func:`basis`' keyword arguments and their defaults."""
+
+
+def _load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int | None = None, T: int = 64,
                         windows: str = "all", oov: str = "unk", seed: int = 0, separator: str = "auto",
                         bpe_vocab: int | None = None):
     """The token windows of ``corpus`` under the options of :func:`basis` (no statistics)."""
@@ -203,7 +300,8 @@ def load_corpus_options(corpus: str, *, tokenizer: str = "natural", vocab: int |
 
 def predict_weights(stats, steps: int, lr: float, layers: int):
     """Every weight of a ``layers``-layer attention-only transformer after ``steps`` SGD steps at rate
-    ``lr`` (Theorem 4.1 of arXiv 2601.19208), from the statistics of :func:`basis`."""
+    ``lr`` (Theorem 4.1 of arXiv 2601.19208), from the statistics of :func:`basis`: its record, or the
+    path of the ``.npz`` that ``emergence basis --out`` writes (:meth:`~emergence.records.Basis.read_npz`)."""
     from emergence.numerics.leading_terms.leading_weights import (
         error_bounds,
         predicted_weights,
@@ -211,12 +309,19 @@ def predict_weights(stats, steps: int, lr: float, layers: int):
         step_limit,
         within_step_window,
     )
-    from emergence.records import LeadingWeights
+    from emergence.records import Basis, LeadingWeights
 
     import numpy as np
 
+    from emergence.base import arguments as check
     from emergence.base.errors import DivergenceError
 
+    steps, lr, layers = check.integer("steps", steps, 0), check.positive("lr", lr), check.integer("layers", layers, 1)
+    if not isinstance(stats, Basis):
+        if not isinstance(stats, (str, os.PathLike)):
+            raise InvalidArgumentError("stats", f"must be a Basis record or the path of a basis .npz, "
+                                                f"got {check.shown(stats)}")
+        stats = Basis.read_npz(check.existing_file("stats", stats))
     V, T = len(stats.tokens), stats.T
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below, in one line
         weights = predicted_weights(stats.statistics, steps, lr, layers)
@@ -235,7 +340,13 @@ def predict_weights(stats, steps: int, lr: float, layers: int):
 def validate_copy_head(attention: str, L: int, V: int, P: Sequence[int], **options):
     """Train (``optimizer="adam"``) or sample (``"sgld"``) copy-task models on every ``P`` and compare
     them with the theory; ``options`` are the fields of :class:`~emergence.copy_experiment.CopyExperiment`."""
-    return run_copy_experiment(CopyExperiment(attention, int(L), int(V), tuple(int(p) for p in P), **options))
+    from dataclasses import fields
+
+    known = [f.name for f in fields(CopyExperiment)][4:]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidArgumentError(unknown[0], f"is not an option of validate_copy_head; options: {', '.join(known)}")
+    return run_copy_experiment(CopyExperiment(attention, L, V, P, **options).checked())
 
 
 def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
@@ -247,27 +358,61 @@ def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):
     from emergence.validation.leading_terms.experiment import LeadingTermRun, run_leading_term_validation
     from emergence.base.runtime import resolve_device
 
+    _check_leading_term_options(corpus, progress, options)
     options["device"] = resolve_device(options.get("device", "cpu"))
     result = run_leading_term_validation(LeadingTermRun(corpus=corpus, **options), progress=progress)
     result["provenance"] = provenance(result["config"], options.get("seed", 0))
     return LeadingTermValidation.from_dict(result)
 
 
-def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: str = "none",
+LEADING_TERM_CORPORA = ("synthetic", "markov")
+"""The built-in corpora of :func:`validate_leading_terms` (besides a file)."""
+
+
+def _check_leading_term_options(corpus, progress, options: dict[str, Any]) -> None:
+    """:func:`validate_leading_terms`' arguments, before torch is imported."""
+    from emergence.base import arguments as check
+
+    known = ("layers", "lr", "epochs", "vocab_size", "context_length", "max_sequences", "batch_size", "tokenizer",
+             "windows", "oov", "seed", "device")
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise InvalidArgumentError(unknown[0], f"is not an option of validate_leading_terms; options: {', '.join(known)}")
+    _corpus(corpus, LEADING_TERM_CORPORA)
+    if progress is not None and not callable(progress):
+        raise InvalidArgumentError("progress", f"must be None or a function (epoch, epochs, loss), got {progress!r}")
+    check.integer("layers", options.get("layers", 2), 1)
+    check.optional(check.positive, "lr", options.get("lr"))
+    check.integer("epochs", options.get("epochs", 20), 1)
+    for name in ("vocab_size", "max_sequences", "batch_size"):
+        check.optional(check.integer, name, options.get(name), 2 if name == "vocab_size" else 1)
+    check.integer("context_length", options.get("context_length", 64), 1)
+    _tokenizer(options.get("tokenizer", "natural"))
+    check.choice("windows", options.get("windows", "all"), CORPUS_CHOICES["windows"])
+    check.choice("oov", options.get("oov", "unk"), CORPUS_CHOICES["oov"])
+    check.seed("seed", options.get("seed", 0))
+    check.optional(check.choice, "device", options.get("device", "cpu"), ("cpu", "cuda"))
+
+
+def associate(corpus: str, queries: str | Sequence[str], *, top: int = 10, normalize: str = "none",
               min_count: int | None = None, **corpus_options):
     r"""The ``top`` nearest tokens of each query word under \bar B, \Sigma_{\bar B} (``normalize``: ``none``,
     ``cosine`` or ``pmi``, listing only tokens seen ``min_count`` times as targets, default 10) and \bar\Phi
-    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``corpus_options`` are
-    :func:`basis`'s.  A query that is no vocabulary token gets ``{"error": cause}``; all of them: an error."""
-    from emergence.base.errors import EmergenceError, InvalidSizeError
+    of ``corpus`` (:mod:`emergence.numerics.leading_terms.associations`); ``queries``: one word (a string)
+    or a sequence of words; ``corpus_options`` are :func:`basis`'s.  A query that is no vocabulary token
+    gets ``{"error": cause}``; all of them: an error."""
+    from emergence.base.errors import EmergenceError
     from emergence.base.io import provenance
     from emergence.numerics.corpus.queries import query_token
     from emergence.numerics.leading_terms.associations import DEFAULT_MIN_COUNT, input_frequency, top_association_scores
     from emergence.records import Associations
+    from emergence.base import arguments as check
 
-    if top < 1:
-        raise InvalidSizeError(f"--top must be at least 1, got {top}")
-    min_count = DEFAULT_MIN_COUNT if min_count is None else min_count
+    queries = check.words("queries", queries)
+    top = check.integer("top", top, 1)
+    check.choice("normalize", normalize, ("none", "cosine", "pmi"))
+    min_count = DEFAULT_MIN_COUNT if min_count is None else check.integer("min_count", min_count, 1)
+    _check_corpus_options(corpus, **corpus_options)
     record = basis(corpus, **corpus_options)
     loaded, stats = record.corpus, record.statistics
     readable = dict(zip(loaded.vocabulary.tokens, loaded.readable_tokens))
@@ -290,16 +435,28 @@ def associate(corpus: str, queries: Sequence[str], *, top: int = 10, normalize: 
                         provenance=provenance(config, corpus_options.get("seed", 0) if corpus == "synthetic" else None))
 
 
-def _check_checkpoint_options(corpus, stats, top_k, permutations) -> None:
-    """One-line errors for :func:`checkpoints`' options, before anything is read."""
-    from emergence.base.errors import EmergenceError, InvalidSizeError
+def _check_checkpoint_options(paths, options: dict[str, Any]) -> None:
+    """:func:`checkpoints`' arguments, before anything is read (``options``: its keyword arguments)."""
+    from emergence.base import arguments as check
 
-    if corpus is None and stats is None:
-        raise EmergenceError("give --corpus (statistics and hidden states) or --stats (a basis .npz), or both")
-    if top_k is not None and top_k < 2:
-        raise InvalidSizeError(f"--top-k must be at least 2, got {top_k}")
-    if permutations < 2:
-        raise InvalidSizeError(f"--permutations must be at least 2 (a noise level needs a spread), got {permutations}")
+    check.sequence("paths", paths, check.existing_folder)
+    if options["corpus"] is None and options["stats"] is None:
+        raise InvalidArgumentError("corpus", "(statistics and hidden states) or {stats} (a basis .npz) must be "
+                                             "given, or both", mentions=("stats",))
+    if options["corpus"] is not None:
+        _corpus(options["corpus"])
+    check.optional(check.existing_file, "stats", options["stats"])
+    check.optional(check.integer, "top_k", options["top_k"], 2)
+    check.integer("T", options["T"], 1)
+    check.choice("separator", options["separator"], CORPUS_CHOICES["separator"])
+    check.seed("seed", options["seed"])
+    check.optional(check.existing_file, "tokenizer", options["tokenizer"])
+    check.integer("permutations", options["permutations"], 2)
+    check.optional(check.integer, "k0", options["k0"], 0)
+    check.optional(check.integer, "forward_windows", options["forward_windows"], 1)
+    _executor(options["executor"], options["workers"], options["out"])
+    check.flag("progress", options["progress"])
+    check.optional(check.path, "ids", options["ids"])
 
 
 def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str | None = None,
@@ -322,6 +479,7 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     ``workers`` (:func:`~emergence.base.executors.sweep_executor`).  ``ids``: the file that keeps the corpus's
     token-id windows (int32, memory-mapped; default a temporary file): the corpus is read in blocks and
     tokenized once into it, and the statistics and the forward passes read it."""
+    _check_checkpoint_options(paths, locals())  # first: locals() are exactly the arguments here
     from pathlib import Path
 
     from emergence.base.executors import sweep_executor
@@ -332,7 +490,6 @@ def checkpoints(paths: Sequence[str], *, corpus: str | None = None, stats: str |
     from emergence.validation.leading_terms import checkpoint_comparison as comparison
     from emergence.validation.leading_terms.checkpoints import checkpoint_config, find_tokenizer, leading_term_targets
 
-    _check_checkpoint_options(corpus, stats, top_k, permutations)
     tokenizer_path = Path(tokenizer) if tokenizer is not None else find_tokenizer(paths)
     for path in paths:
         checkpoint_config(path)  # every folder is a saved model, before anything is read
@@ -366,14 +523,10 @@ DEFAULT_CHECKPOINT_TOP_K = 500
 """``checkpoints``' K when neither ``top_k`` nor a statistics file gives one."""
 
 
-POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
-"""How ``validate_posterior`` samples: umbrella windows + MBAR (softmax), unbiased HMC (linear), or the older replica exchange."""
-
-
 def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
                        convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
                        workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
-                       **settings) -> dict[str, Any]:
+                       **settings):
     r"""Sample the copy-task posterior and compare it with the posterior theory, the saddle (MAP) beside it.
 
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
@@ -381,22 +534,19 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     or ``"replica-exchange"``.  ``P`` defaults to six points from P*/2.5 to 2P* of the posterior
     theory (umbrella) or 8 to 1024, doubling (:data:`_LINEAR_GRID`).  ``settings``: the sampler's fields
     (:data:`~emergence.validation.copy_task.free_energy.FREE_ENERGY_DEFAULTS` or, for replica
-    exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns the
-    report: ``predicted``, ``saddle``, ``measured``, ``agreement`` and ``provenance``.
+    exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns a
+    :class:`~emergence.records.PosteriorValidation`: ``predicted``, ``saddle``, ``measured``, ``agreement``,
+    ``cost`` (umbrella and HMC: :func:`_gradient_cost`) and ``provenance``; its JSON is what
+    ``emergence validate posterior --json`` writes.
     """
-    from emergence.base.errors import EmergenceError
     from emergence.base.executors import sweep_executor
     from emergence.base.io import provenance
     from emergence.base.sweeps import sweep_folder
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
 
-    method = method or ("umbrella" if attention == "softmax" else "hmc")
-    if method not in POSTERIOR_METHODS:
-        raise EmergenceError(f"unknown method {method!r}; choose {', '.join(POSTERIOR_METHODS)}")
-    if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
-        raise EmergenceError(f"--method {method} is for {'softmax' if method == 'umbrella' else 'linear'} attention "
-                             "(linear has no first-order jump to cross; softmax's basins need windows)")
+    attention, L, V = _attention_sizes(attention, L, V, min_L=2)
+    method = _check_posterior_options(attention, P, method, seed, executor, workers, out, theory_draws, progress, settings)
     convention = _convention(convention, CopyTaskConvention).with_attention(attention)
     check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
     out = sweep_folder(out, "emergence-posterior-")
@@ -410,7 +560,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
         P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
         if P is None:
             if P_star is None:
-                raise EmergenceError(f"the posterior theory has no P* on [20, 20000] at L={L}, V={V}; give --P-grid")
+                raise InvalidArgumentError("P", f"is needed: the posterior theory has no P* on [20, 20000] at L={L}, V={V}")
             P = default_P_grid(P_star)
         report = run_free_energy_validation(L, V, convention, list(P), _sampler_settings(settings),
                                             theory_draws=theory_draws, theory_P_star=P_star, **common)
@@ -431,7 +581,83 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
               "method": method, "convention": convention.as_dict(), "settings": settings}
     report["provenance"] = provenance(config, seed)
-    return report
+    if method != "replica-exchange":
+        report["cost"] = _gradient_cost(report["measured"])
+    from emergence.records import PosteriorValidation
+
+    return PosteriorValidation.from_dict(report)
+
+
+def _gradient_cost(measured: dict[str, Any]) -> dict[str, Any]:
+    """Seconds and FLOPs per batched gradient at each P, and their fraction of one core's measured float64
+    matmul rate (:func:`~emergence.base.runtime.torch_single_thread_flops`)."""
+    from emergence.base.runtime import torch_single_thread_flops
+
+    limit = torch_single_thread_flops()
+    rates = [f / s for f, s in zip(measured["flops_per_gradient"], measured["seconds_per_gradient"])]
+    return {"seconds_per_gradient": measured["seconds_per_gradient"], "flops_per_gradient": measured["flops_per_gradient"],
+            "limit": "float64 matmul, one torch thread (each point runs one)", "limit_flop_per_second": limit,
+            "fraction_of_limit": [rate / limit for rate in rates]}
+
+
+def _check_posterior_options(attention: str, P, method, seed, executor, workers, out, theory_draws, progress,
+                             settings: dict[str, Any]) -> str:
+    """:func:`validate_posterior`'s arguments besides the sizes; the method (default: by ``attention``)."""
+    from emergence.base import arguments as check
+    from emergence.validation.copy_task.config import POSTERIOR_METHODS, posterior_method
+
+    method = check.choice("method", posterior_method(attention, method), POSTERIOR_METHODS)
+    if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
+        raise InvalidArgumentError("method", f"{method} is for {'softmax' if method == 'umbrella' else 'linear'} "
+                                             "attention (linear has no first-order jump to cross; softmax's basins "
+                                             "need windows)")
+    if P is not None:
+        check.distinct(check.sequence("P", P, lambda name, value: check.integer(name, value, 1), min_length=2), 2, "P")
+    check.seed("seed", seed)
+    _executor(executor, workers, out, in_process=False)
+    check.optional(check.integer, "theory_draws", theory_draws, 1)
+    check.flag("progress", progress)
+    _check_sampler_settings(settings, method)
+    return method
+
+
+SAMPLER_RANGES = {"centres": (0.0, 1.0, True), "divide": (0.0, 1.0, True), "copy_threshold": (0.0, 1.0, True),
+                  "step_fraction": (0.0, 1.0, False), "coldest": (0.0, 1.0, False), "hottest": (1.0, None, False)}
+"""Sampler settings with bounds besides "positive" (low, high, whether the end is left out; for ``hottest``, 1
+itself is allowed):
+window centres and the basin divide inside (0, 1), the replica-exchange ladder from ``coldest`` <= 1 to
+``hottest`` >= 1 (the target T = 1 is on it)."""
+
+
+def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
+    """Each sampler setting a known field of ``method``'s defaults, of its default's kind: counts >= 1
+    (``warmup``, ``burn_in`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`), at least two distinct
+    window centres, a tempering of the ladder (``likelihood``; ``full`` only with ``coldest`` = 1)."""
+    from emergence.base import arguments as check
+    from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
+
+    defaults = POSTERIOR_DEFAULTS if method == "replica-exchange" else FREE_ENERGY_DEFAULTS
+    unknown = sorted(set(settings) - set(defaults))
+    if unknown:
+        raise InvalidArgumentError(unknown[0], f"is not a setting of the {method} sampler; known: {sorted(defaults)}")
+
+    def within(name: str, value) -> float:
+        low, high, open_high = SAMPLER_RANGES.get(name, (0.0, None, False))
+        return check.number(name, value, low, high, open_low=name != "hottest", open_high=open_high)
+
+    for name, value in settings.items():
+        default = defaults[name]
+        if name == "tempering":
+            check.choice(name, value, ("likelihood", "full"))
+        elif isinstance(default, int):
+            check.integer(name, value, 0 if name in ("warmup", "burn_in") else 1)
+        elif isinstance(default, float):
+            within(name, value)
+        else:
+            check.distinct(check.sequence(name, value, within, min_length=2), 2, name)
+    if settings.get("tempering") == "full" and settings.get("coldest", defaults.get("coldest")) != 1:
+        raise InvalidArgumentError("tempering", "full needs {coldest} 1 (rungs below T = 1 only with likelihood "
+                                                "tempering)", mentions=("coldest",))
 
 
 _LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
@@ -442,9 +668,4 @@ def _sampler_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """The HMC/umbrella fields of ``settings`` over their defaults."""
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS
 
-    unknown = set(settings) - set(FREE_ENERGY_DEFAULTS)
-    if unknown:
-        from emergence.base.errors import EmergenceError
-
-        raise EmergenceError(f"unknown sampler settings {sorted(unknown)}; known: {sorted(FREE_ENERGY_DEFAULTS)}")
     return {key: settings.get(key, FREE_ENERGY_DEFAULTS[key]) for key in FREE_ENERGY_DEFAULTS}

@@ -15,7 +15,7 @@ import sys
 
 from emergence import __version__
 from emergence.commands import COMMAND_MODULES, register_commands
-from emergence.base.errors import EmergenceError
+from emergence.base.errors import EmergenceError, InvalidArgumentError
 
 OPTIONAL_EXTRAS = {"torch": "train", "matplotlib": "plot", "hypothesis": "testing"}
 """Optional framework -> the extra of ``pyproject.toml`` that installs it."""
@@ -87,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.traceback:
             raise
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        if isinstance(error, InvalidArgumentError):
+            message = error.naming(lambda name: option_of(parser, args, name)).splitlines()[0]
         print(f"emergence: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -94,6 +96,35 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:  # the command line itself, not a caller in this process: leave now
             _exit_now(130)
         return 130
+
+
+API_DESTINATIONS = {"T": "context_length", "queries": "query", "P": "P_grid", "paths": "checkpoint",
+                    "adam_steps": "steps", "adam_lr": "lr", "sgld_burn_in": "burn_in", "sgld_draws": "draws",
+                    "sgld_thin": "thin", "bisections": "bisect"}
+"""API parameters whose command-line option stores its value under another name."""
+
+
+def option_of(parser: argparse.ArgumentParser, args: argparse.Namespace, parameter: str) -> str:
+    """The option of the chosen (sub-)command that gives the API's ``parameter`` (``top_k`` -> ``--top-k``,
+    ``T`` -> ``--T``, a positional argument by its name), so that an API refusal names the flag.
+
+    >>> option_of(build_parser(), build_parser().parse_args(["associate", "x", "--query", "a"]), "top")
+    '--top'
+    """
+    destination = API_DESTINATIONS.get(parameter, parameter)
+    for action in _chosen_parser(parser, args)._actions:
+        if action.dest == destination:
+            return action.option_strings[0] if action.option_strings else str(action.metavar or action.dest)
+    return "--" + parameter.replace("_", "-")
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the innermost sub-command ``args`` chose (``validate copy-head``: its own parser)."""
+    while True:
+        commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+        if not commands or getattr(args, commands[0].dest, None) is None:
+            return parser
+        parser = commands[0].choices[getattr(args, commands[0].dest)]
 
 
 def _exit_now(status: int) -> None:

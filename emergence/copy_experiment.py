@@ -71,21 +71,43 @@ class CopyExperiment:
     batch_points: int | None = None
     progress: bool = field(default=True, compare=False)
 
-    def check(self) -> None:
-        """One-line :class:`~emergence.base.errors.EmergenceError` on sizes or budgets that cannot run."""
-        from emergence.base.errors import InvalidSizeError
+    def checked(self) -> CopyExperiment:
+        """This configuration with every field checked (:class:`~emergence.base.errors.InvalidArgumentError`
+        naming the field) and in the engine's form: whole numbers as ``int``, ``P`` a tuple."""
+        from dataclasses import replace
 
-        if self.L < 2 or self.V < 2:
-            raise InvalidSizeError(f"need --L >= 2 and --V >= 2, got L={self.L}, V={self.V}")
-        if self.bisections < 0:
-            raise InvalidSizeError(f"--bisect must be >= 0, got {self.bisections}")
-        if self.seeds < 1 or self.adam_steps < 1 or self.chains < 1 or self.sgld_draws < 4 or self.sgld_thin < 1:
-            raise InvalidSizeError("--seeds, --steps, --chains, --thin must be >= 1 and --draws >= 4")
-        if not self.P or min(self.P) < 1:
-            raise InvalidSizeError("the P grid needs positive numbers of sequences")
+        from emergence.base import arguments as check
+
+        def count(name: str, value, low: int = 1) -> int:
+            return check.integer(name, value, low)
+
+        def maybe_count(name: str, value) -> int | None:
+            return check.optional(check.integer, name, value, 1)
+
+        return replace(
+            self, attention=check.choice("attention", self.attention, ("linear", "softmax")),
+            L=count("L", self.L, 2), V=count("V", self.V, 2), P=check.sequence("P", self.P, count),
+            optimizer=check.choice("optimizer", self.optimizer, ("adam", "sgld")),
+            objective=check.choice("objective", self.objective, ("marginal", "joint")),
+            seeds=count("seeds", self.seeds), convention=check.text("convention", self.convention, empty=True),
+            adam_steps=count("adam_steps", self.adam_steps), adam_lr=check.positive("adam_lr", self.adam_lr),
+            sgld_burn_in=count("sgld_burn_in", self.sgld_burn_in, 0), sgld_draws=count("sgld_draws", self.sgld_draws, 4),
+            sgld_thin=count("sgld_thin", self.sgld_thin), chains=count("chains", self.chains),
+            dtype=check.choice("dtype", self.dtype, ("float32", "float64")), seed=check.seed("seed", self.seed),
+            device=check.optional(check.choice, "device", self.device, ("cpu", "cuda")),
+            workers=maybe_count("workers", self.workers), executor=check.executor("executor", self.executor),
+            out=None if self.out is None else str(check.path("out", self.out)),
+            bisections=count("bisections", self.bisections, 0), batch_points=maybe_count("batch_points", self.batch_points),
+            progress=check.flag("progress", self.progress))
+
+    def check(self) -> None:
+        """One-line :class:`~emergence.base.errors.EmergenceError` on arguments, sizes or budgets that cannot run."""
+        from emergence.base.errors import InvalidArgumentError
+
+        self.checked()
         self.check_memory()
         if len(set(self.P)) < 2:
-            raise InvalidSizeError(f"--P-grid {list(self.P)} has 1 distinct point; transitions need at least 2")
+            raise InvalidArgumentError("P", f"{list(self.P)} has 1 distinct point; transitions need at least 2")
 
     def check_memory(self) -> None:
         """Refuse, in one line with the estimate, a sweep whose models would not fit in memory."""
@@ -145,12 +167,18 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
 
 def run_copy_experiment(config: CopyExperiment):
     """Train (Adam) or sample (SGLD) every point of ``config``; a :class:`~emergence.records.CopyHeadValidation`."""
+    from emergence.base.arguments import shown
+    from emergence.base.errors import EmergenceError, InvalidArgumentError
+
+    if not isinstance(config, CopyExperiment):
+        raise InvalidArgumentError("config", f"must be a CopyExperiment, got {shown(config)}")
+    config = config.checked()
+
     import bisect
     import json
 
     from emergence.base.io import provenance, to_json_text
     from emergence.records import CopyHeadValidation
-    from emergence.base.errors import EmergenceError
     from emergence.validation.copy_task.analysis import agreement, measured_curves, next_bisection
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, point_cost, sweep_work

@@ -8,14 +8,17 @@ scaling claim, ...), and keys a layer adds that a record does not name are kept 
 - ``to_dict()``: the JSON-ready dictionary (what ``--json`` writes), keys in field order;
 - ``to_json()``: that dictionary as JSON text;
 - ``from_dict(data)``: the record back from such a dictionary (``results.json`` of the demo);
+- ``save(path)`` / ``load(path)``: that JSON text written atomically / the record read back, its
+  array fields (``array_fields``: the grids and curves, e.g. a phase diagram's ``P, c1, cG, loss``)
+  NumPy arrays again;
 - ``plot(ax=None)``: its figure, drawn by :mod:`emergence.figures` (the one place every
   figure of the engine is drawn), returned as a :class:`matplotlib.figure.Figure`.
 
 >>> record = PhaseDiagram.from_dict({"attention": "linear", "L": 8, "V": 4, "convention": {},
 ...                                  "P": [1.0, 2.0], "c1": [0.0, 0.1], "cG": [0.0, 0.0],
 ...                                  "loss": [1.0, 0.9], "transitions": {"P1": 1.5}, "note": "kept"})
->>> record.L, record.details
-(8, {'note': 'kept'})
+>>> record.L, record.details, record.P
+(8, {'note': 'kept'}, array([1., 2.]))
 >>> PhaseDiagram.from_dict(record.to_dict()) == record
 True
 >>> record.to_json().splitlines()[1]
@@ -26,7 +29,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 
@@ -36,13 +40,93 @@ def _json_ready(data: Any) -> Any:
     return json.loads(to_json_text(data))
 
 
+def as_array(values: Any) -> Any:
+    """``values`` (a list of numbers, or of equal-length lists of them) as a NumPy array, where the array
+    writes the same JSON as the list (no ``None``, no mixing of ``1`` and ``1.0``); anything else unchanged.
+
+    >>> as_array([1.0, 2.5]), as_array([8, 16]), as_array([1.0, None]), as_array([1, 2.5])
+    (array([1. , 2.5]), array([ 8, 16]), [1.0, None], [1, 2.5])
+    """
+    import numpy as np
+
+    if not isinstance(values, list) or not values:
+        return values
+    try:
+        array = np.asarray(values)
+    except (ValueError, OverflowError):  # ragged, or integers beyond int64
+        return values
+    if array.dtype.kind not in "biuf" or json.dumps(array.tolist()) != json.dumps(values):
+        return values
+    return array
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values, arrays compared element by element (NaN equal to NaN, as JSON keeps it)."""
+    import numpy as np
+
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype.kind == b.dtype.kind and _same_json(a.tolist(), b.tolist())
+    if is_dataclass(a) and type(a) is type(b):  # e.g. the statistics of a Basis
+        a, b = _field_values(a), _field_values(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return _same_json(a, b)
+
+
+def _field_values(instance: Any) -> list:
+    """A dataclass instance's field values, in field order."""
+    return [getattr(instance, f.name) for f in fields(instance)]
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Values that JSON writes alike (NaN as NaN, so a NaN equals a NaN)."""
+    return bool(a == b) or json.dumps(a, default=repr) == json.dumps(b, default=repr)
+
+
 class Record:
     """Shared behaviour of the records: dictionary and JSON forms, reading back, the figure."""
 
     figure: ClassVar[str | None] = None
     """Name of the drawing function in :mod:`emergence.figures` (``None``: the record has no figure)."""
 
+    array_fields: ClassVar[tuple[str, ...]] = ()
+    """Fields held as NumPy arrays (lists given are turned into arrays, where that keeps their JSON)."""
+
     details: dict
+
+    def __post_init__(self) -> None:
+        for name in self.array_fields:
+            setattr(self, name, as_array(getattr(self, name)))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            _same(getattr(self, f.name), getattr(other, f.name)) for f in fields(self) if f.compare)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
+
+    def save(self, path) -> Path:
+        """Write :meth:`to_json` to ``path`` atomically (a reader never sees half a file); the path."""
+        from emergence.base.io import atomic_path
+
+        with atomic_path(path) as temporary:
+            temporary.write_text(self.to_json(), encoding="utf-8")
+        return Path(path)
+
+    @classmethod
+    def load(cls, path):
+        """The record :meth:`save` wrote to ``path`` (arrays as NumPy arrays again);
+        :class:`~emergence.base.errors.EmergenceError` when the file is corrupt or holds another record."""
+        from emergence.base.errors import EmergenceError
+        from emergence.base.io import read_json
+
+        data = read_json(path)
+        try:
+            return cls.from_dict(data)
+        except (TypeError, KeyError, AttributeError) as error:
+            raise EmergenceError(f"{path} does not hold a {cls.__name__} ({error})") from None
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
@@ -69,7 +153,7 @@ class Record:
         return getattr(figures, self.figure)(self, ax=ax)
 
 
-@dataclass
+@dataclass(eq=False)
 class PhaseDiagram(Record):
     r"""Global minimum of the copy-head reduced action on a grid of :math:`P`.
 
@@ -79,6 +163,7 @@ class PhaseDiagram(Record):
     """
 
     figure: ClassVar[str] = "phase_diagram_figure"
+    array_fields: ClassVar[tuple[str, ...]] = ("P", "c1", "cG", "loss")
     attention: str
     L: int
     V: int
@@ -92,12 +177,13 @@ class PhaseDiagram(Record):
     details: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False)
 class ScalingVerdict(Record):
     r"""One scaling claim on the reduced actions: transition / law along each sweep, local
     exponents :math:`d\ln P/d\ln x`, the sub-leading fit and the verdict ``holds``."""
 
     figure: ClassVar[str] = "scaling_ratios_figure"
+    array_fields: ClassVar[tuple[str, ...]] = ("P_star",)
     claim: str
     law: str
     sizes: list
@@ -139,7 +225,7 @@ class ScalingVerdict(Record):
         return summary
 
 
-@dataclass
+@dataclass(eq=False)
 class Derivation(Record):
     """A theory's derivation: ``steps`` is the list of :class:`emergence.theory.derivation_steps.Step`
     (titles, SymPy equations); ``to_dict()`` is the JSON form of ``emergence derive --format json``."""
@@ -160,6 +246,19 @@ class Derivation(Record):
     def to_dict(self) -> dict[str, Any]:
         return json.loads(self.to_json())
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Derivation:
+        """The derivation ``data`` describes, derived again (SymPy objects cannot be read from JSON);
+        :class:`~emergence.base.errors.EmergenceError` when this engine derives something else."""
+        from emergence.base.errors import EmergenceError
+        from emergence.theory.copy_head.steps import derivation_steps
+
+        record = cls(theory=data["theory"], attention=data["attention"], architecture=data["architecture"],
+                     steps=derivation_steps(data["attention"], data["architecture"]), note=data.get("note"))
+        if record.to_dict() != data:
+            raise EmergenceError(f"the stored {data['theory']} derivation differs from this engine's; derive it again")
+        return record
+
     def text(self) -> str:
         """The derivation as plain text (``emergence derive ...``)."""
         from emergence.theory.derivation_steps import render_text
@@ -173,7 +272,7 @@ class Derivation(Record):
         return render_latex(self.steps)
 
 
-@dataclass
+@dataclass(eq=False)
 class Basis(Record):
     r"""The leading-term corpus statistics of arXiv 2601.19208 with their corpus.
 
@@ -200,13 +299,56 @@ class Basis(Record):
         return {symbol: getattr(self.statistics, name) for symbol, name in PAPER_SYMBOLS.items()
                 if getattr(self.statistics, name) is not None}
 
+    @classmethod
+    def read_npz(cls, path) -> Basis:
+        """The record of a ``.npz`` that ``emergence basis --out`` wrote (its statistics, vocabulary, ``T``, ``N``
+        and provenance; no corpus); :class:`~emergence.base.errors.InvalidArgumentError` naming ``stats`` when
+        the file is not one."""
+        import zipfile
+
+        import numpy as np
+
+        from emergence.base.errors import InvalidArgumentError
+        from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics
+
+        required = ("B", "Phi", "G", "Q", "Delta", "vocab", "T", "N")
+        try:
+            with np.load(path) as data:
+                missing = [name for name in required if name not in data.files]
+                if missing:
+                    raise KeyError(f"no {', '.join(missing)}")
+                arrays = {field_name: data[symbol] if symbol in data.files else None
+                          for symbol, field_name in PAPER_SYMBOLS.items()}
+                tokens, T, N = [str(token) for token in data["vocab"]], int(data["T"]), int(data["N"])
+                stored = json.loads(str(data["provenance"])) if "provenance" in data.files else None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            raise InvalidArgumentError("stats", f"{str(path)!r} is not a basis .npz "
+                                                f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+        statistics = BasisStatistics(**arrays, num_sequences=N, context_length=T)
+        config = (stored or {}).get("config", {"stats": str(path)})
+        return cls(statistics=statistics, tokens=tokens, T=T, N=N, config=config, provenance=stored)
+
     def to_dict(self) -> dict[str, Any]:
         return _json_ready({**{k: v.tolist() for k, v in self.arrays().items()}, "vocab": self.tokens,
                             "T": self.T, "N": self.N, "config": self.config, "provenance": self.provenance,
                             **self.details})
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Basis:
+        """The record of :meth:`to_dict`'s dictionary, the statistics as float64 arrays (no corpus)."""
+        import numpy as np
 
-@dataclass
+        from emergence.numerics.leading_terms.basis_statistics import PAPER_SYMBOLS, BasisStatistics
+
+        known = {*PAPER_SYMBOLS, "vocab", "T", "N", "config", "provenance"}
+        arrays = {name: None if data.get(symbol) is None else np.asarray(data[symbol], dtype=float)
+                  for symbol, name in PAPER_SYMBOLS.items()}
+        return cls(statistics=BasisStatistics(**arrays, num_sequences=data["N"], context_length=data["T"]),
+                   tokens=data["vocab"], T=data["T"], N=data["N"], config=data["config"],
+                   provenance=data.get("provenance"), details={k: v for k, v in data.items() if k not in known})
+
+
+@dataclass(eq=False)
 class LeadingWeights(Record):
     r"""Every weight of an L-layer attention-only transformer after ``steps`` SGD steps
     (Theorem 4.1): ``weights`` (``W_O``, ``V_l``, ``W_l``, ``P_l``), the theorem's Frobenius error
@@ -224,9 +366,19 @@ class LeadingWeights(Record):
     tokens: list
     details: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        self.weights = {name: np.asarray(value) for name, value in self.weights.items()}
+
     @property
     def within_window(self) -> bool:
         return bool(self.steps_within_limit and all(self.size_conditions.values()))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LeadingWeights:
+        """The record of :meth:`to_dict`'s dictionary (``within_window`` is computed, not stored)."""
+        return super().from_dict({k: v for k, v in data.items() if k != "within_window"})
 
     def to_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
@@ -234,7 +386,7 @@ class LeadingWeights(Record):
         return _json_ready({**data, "within_window": self.within_window, **self.details})
 
 
-@dataclass
+@dataclass(eq=False)
 class CopyHeadValidation(Record):
     r"""Trained copy-task models against the copy-head theory at one size, one optimizer.
 
@@ -246,6 +398,7 @@ class CopyHeadValidation(Record):
     """
 
     figure: ClassVar[str] = "copy_task_figure"
+    array_fields: ClassVar[tuple[str, ...]] = ("P",)
     attention: str
     L: int
     V: int
@@ -261,13 +414,14 @@ class CopyHeadValidation(Record):
     details: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False)
 class LeadingTermValidation(Record):
     r"""A trained attention-only transformer compared, per epoch and layer, with its leading
     terms: Frobenius ``cosine`` and ``relative_error`` per component (``W_O``, ``V``, ``W``,
     ``P``), the theorem's ``step_limit`` and ``within_window`` per epoch, and the losses."""
 
     figure: ClassVar[str] = "leading_cosines_figure"
+    array_fields: ClassVar[tuple[str, ...]] = ("steps", "loss", "within_window")
     config: dict
     corpus: dict
     steps: list
@@ -281,7 +435,7 @@ class LeadingTermValidation(Record):
     details: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False)
 class CheckpointComparison(Record):
     r"""A schedule of checkpoints against the leading terms, in the space of the corpus's ``top_k`` tokens:
     per checkpoint (``checkpoints``, in order), layer and head, the ``gram`` and ``weight`` metric of each
@@ -301,7 +455,7 @@ class CheckpointComparison(Record):
     details: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False)
 class Associations(Record):
     r"""Nearest tokens of each query under the bigram, interchangeability and context statistics:
     ``queries`` maps each query word to ``{token, bigram, interchangeability, context, scores}`` (readable
@@ -316,3 +470,39 @@ class Associations(Record):
     config: dict
     provenance: dict | None = None
     details: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class PosteriorValidation(Record):
+    r"""The copy-task posterior sampled and compared with the posterior theory, the saddle (MAP) beside it
+    (:func:`emergence.api.validate_posterior`).
+
+    ``method``: ``umbrella`` (softmax: free-energy profiles :math:`F(a_G)` per ``P``, the measured :math:`P^*`
+    where :math:`\Delta F = 0`), ``hmc`` (linear: posterior means of :math:`c_1, c_G`, ``P1`` and the
+    crossover) or ``replica-exchange``; ``measured``, ``predicted`` (the posterior theory), ``saddle``,
+    ``agreement`` (``passes`` and why); ``cost``: seconds and FLOPs per batched gradient against one core's
+    measured float64 matmul rate (``None`` for replica exchange, whose JSON has no ``cost``).
+    """
+
+    predicted: dict | None
+    saddle: dict | None
+    measured: dict
+    agreement: dict
+    method: str
+    results_folder: str | None = None
+    provenance: dict | None = None
+    cost: dict | None = None
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if self.cost is None:
+            del data["cost"]
+        return data
+
+    def plot(self, ax=None):
+        r"""The free-energy profiles and :math:`\Delta F` (umbrella), or the posterior means against ``P``."""
+        from emergence import figures
+
+        draw = figures.free_energy_figure if self.method == "umbrella" else figures.posterior_figure
+        return draw(self.to_dict(), ax=ax)

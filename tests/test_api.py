@@ -49,11 +49,67 @@ def test_the_blocker_does_block():
     assert done.returncode != 0 and "blocked" in done.stderr
 
 
-def test_the_api_names_are_attributes_of_the_package():
+COMMANDS_WITHOUT_API = {
+    "export-kernels": "writes the generated kernel modules of the checkout (a build step, no result)",
+    "check": "compares the engine's numbers with the golden baseline (a test of the engine)",
+    "bench": "times the kernels on this machine (a measurement of the machine)",
+    "demo": "runs the API's functions in sequence and writes a report",
+}
+"""Commands that are not one API function, and why."""
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command of the command line, sub-commands as their path (``("validate", "copy-head")``)."""
+    import argparse
+
+    from emergence.cli import build_parser
+
+    def walk(parser, prefix):
+        subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subparsers:
+            return [prefix]
+        return [path for name, child in subparsers[0].choices.items() for path in walk(child, (*prefix, name))]
+
+    return walk(build_parser(), ())
+
+
+def missing_from_the_top(top: tuple[str, ...]) -> list[str]:
+    """Public functions of ``emergence.api`` and commands without a counterpart that ``top`` lacks.
+
+    A command's counterpart is its path joined with ``_`` (``validate copy-head`` -> ``validate_copy_head``),
+    or the longest prefix that names one (``derive copy-head`` -> ``derive``, the theory is its argument).
+    """
+    import inspect
+
+    from emergence import api
+
+    public = [name for name, value in vars(api).items() if not name.startswith("_") and
+              (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ in (api.__name__, "emergence.copy_experiment")]
+    missing = [name for name in sorted(set(public) | set(api.__all__)) if name not in top]
+    for path in command_paths():
+        names = ["_".join(path[:k]).replace("-", "_") for k in range(len(path), 0, -1)]
+        if path[0] not in COMMANDS_WITHOUT_API and not any(name in top for name in names):
+            missing.append(" ".join(path))
+    return missing
+
+
+def test_the_package_top_is_the_api():
+    assert emergence.API == tuple(emergence.api.__all__)
+    assert missing_from_the_top(emergence.API) == []
     for name in emergence.API:
-        assert callable(getattr(emergence, name))
+        assert getattr(emergence, name) is getattr(emergence.api, name) and name in dir(emergence)
+    assert callable(emergence.associate) and callable(emergence.checkpoints) and callable(emergence.validate_posterior)
     with pytest.raises(AttributeError):
         emergence.no_such_function  # noqa: B018
+
+
+def test_a_name_missing_from_the_top_is_found(monkeypatch):
+    """Planted: the top without ``checkpoints``, and an API function the top never heard of."""
+    without = tuple(name for name in emergence.API if name != "checkpoints")
+    assert missing_from_the_top(without) == ["checkpoints", "checkpoints"]  # the function, and the command
+    monkeypatch.setattr(emergence.api, "compare_everything", lambda: None, raising=False)
+    emergence.api.compare_everything.__module__ = "emergence.api"
+    assert missing_from_the_top(emergence.API) == ["compare_everything"]
 
 
 def test_phase_diagram_record_round_trips_and_matches_the_command(tmp_path):

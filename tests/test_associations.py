@@ -158,7 +158,7 @@ def test_query_errors_give_the_true_cause(tinystories, capsys):
 
 def test_byte_fragment_tokens_display_uniquely(novels):
     pytest.importorskip("tokenizers")
-    from emergence.api import load_corpus_options
+    from emergence.api import _load_corpus_options as load_corpus_options
 
     corpus = load_corpus_options(str(novels), tokenizer="bpe", vocab=300)
     shown = corpus.readable_tokens

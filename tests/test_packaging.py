@@ -196,3 +196,20 @@ def test_the_project_resolves_beside_torch_2_6(wheel, tmp_path):
     assert resolved["torch"] == "2.6.0"
     assert resolved["sympy"].startswith("1.13")
     assert resolved["emergence"] == wheel.name.split("-")[1]
+
+
+def test_license_and_citation_match_the_project():
+    """LICENSE is the MIT text pyproject.toml declares; CITATION.cff (CFF 1.2.0; checked once with
+    ``cffconvert --validate``) cites this version and the two papers whose theories the engine implements."""
+    import tomllib
+
+    yaml = pytest.importorskip("yaml")
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    license_text = (CHECKOUT / "LICENSE").read_text(encoding="utf-8")
+    assert project["license"] == {"text": "MIT"} and license_text.startswith("MIT License\n")
+    assert "Copyright (c) 2026 the emergence authors" in license_text
+    citation = yaml.safe_load((CHECKOUT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert citation["cff-version"] == "1.2.0" and citation["type"] == "software"
+    assert citation["version"] == project["version"] and citation["license"] == "MIT"
+    cited = {identifier["value"] for reference in citation["references"] for identifier in reference["identifiers"]}
+    assert cited == {"arXiv:2606.12058", "arXiv:2601.19208"}

@@ -200,17 +200,6 @@ def _print_replica_exchange(report) -> None:
     print(f"passes: {report['agreement']['passes']} ({report['agreement']['reason']})")
 
 
-def _cost(measured) -> dict:
-    """Seconds and FLOPs per batched gradient at each P, and their fraction of one core's measured float64 matmul rate."""
-    from emergence.benchmarks.hardware_limits import torch_single_thread_flops
-
-    limit = torch_single_thread_flops()
-    rates = [f / s for f, s in zip(measured["flops_per_gradient"], measured["seconds_per_gradient"])]
-    return {"seconds_per_gradient": measured["seconds_per_gradient"], "flops_per_gradient": measured["flops_per_gradient"],
-            "limit": "float64 matmul, one torch thread (each point runs one)", "limit_flop_per_second": limit,
-            "fraction_of_limit": [rate / limit for rate in rates]}
-
-
 def run(args) -> int:
     import sys
 
@@ -218,8 +207,9 @@ def run(args) -> int:
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.commands.validate_copy_head import parse_P_grid
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
+    from emergence.validation.copy_task.config import posterior_method
 
-    method = args.method or ("umbrella" if args.attention == "softmax" else "hmc")
+    method = posterior_method(args.attention, args.method)
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
     check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers)
@@ -228,9 +218,7 @@ def run(args) -> int:
     _check_before_sampling(args, method)  # after the memory estimate: importing torch and ArviZ takes seconds
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
-                                theory_draws=args.theory_draws, **settings)
-    if method != "replica-exchange":
-        report["cost"] = _cost(report["measured"])
+                                theory_draws=args.theory_draws, **settings).to_dict()
     if args.plot:
         _save_plot(args, method, report)
     if args.json == "-":

@@ -44,7 +44,7 @@ from emergence.numerics.copy_head.scaling_certification import (
 )
 from emergence.numerics.copy_head.scaling_claims import CLAIMS, Claim, Law
 from emergence.numerics.copy_head.second_order import second_order_point
-from emergence.base.errors import DivergenceError, EmergenceError
+from emergence.base.errors import DivergenceError, EmergenceError, InvalidArgumentError
 
 
 def _window(law: float, low: float, high: float, points: int) -> np.ndarray:
@@ -219,7 +219,7 @@ def _claim_and_reference(claim_name: str, convention, dps: int, kernels, referen
     if claim_name not in CLAIMS:
         raise EmergenceError(f"unknown claim {claim_name!r}; choose {', '.join(CLAIMS)}")
     if dps < 15:
-        raise EmergenceError(f"--dps must be at least 15, got {dps}")
+        raise InvalidArgumentError("dps", f"must be at least 15, got {dps}")
     claim = CLAIMS[claim_name] if law is None else CLAIMS[claim_name].with_law(law)
     if reference is None:
         derived = derived_reference(claim_name, convention or default_convention()) if kernels is None else None

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from emergence.base.errors import EmergenceError
+from emergence.base.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Claim:
         if self.function is not None:
             value = self.function(L, V)
             if not (ctx.isfinite(value) and value > 0):
-                raise EmergenceError(f"--law {self.law!r} is not finite and positive at L={L}, V={V}")
+                raise InvalidArgumentError("law", f"{self.law!r} is not finite and positive at L={L}, V={V}")
             return value
         value = L ** self.powers.get("L", 0) * V ** self.powers.get("V", 0)
         return value * ctx.log(L) ** self.powers.get("logL", 0)

@@ -4,7 +4,7 @@ r"""Scaling laws given as text: safe parsing into SymPy, a precision-following e
 the same criterion.  The text is an expression in the sizes ``L`` and ``V`` built from numbers,
 ``+ - * / **``, parentheses and the functions ``log``, ``exp``, ``sqrt`` and ``LambertW``;
 anything else (another name, attribute access, a call of something else, bad syntax) raises
-:class:`~emergence.base.errors.EmergenceError`.  The text is checked token by token before
+:class:`~emergence.base.errors.InvalidArgumentError` (naming ``law``).  The text is checked token by token before
 SymPy sees it, and SymPy parses it with nothing but those names in scope.
 
 >>> parse_law("L*log(L)**1.5")
@@ -14,7 +14,7 @@ L**(3/2)*sqrt(V)
 >>> parse_law("os.system('x')")
 Traceback (most recent call last):
 ...
-emergence.base.errors.EmergenceError: --law: 'os' is not allowed; use L, V, log, exp, sqrt, LambertW
+emergence.base.errors.InvalidArgumentError: law: 'os' is not allowed; use L, V, log, exp, sqrt, LambertW
 >>> import mpmath
 >>> ctx = mpmath.mp.clone(); ctx.dps = 30
 >>> value = law_function(parse_law("L*log(L)**2"))(ctx.mpf(2) ** 10, ctx.mpf(8))
@@ -36,7 +36,7 @@ import sympy as sp
 from sympy.parsing.sympy_parser import auto_number, parse_expr
 
 from emergence.theory.copy_head.symbols import L, V
-from emergence.base.errors import EmergenceError
+from emergence.base.errors import InvalidArgumentError
 
 ALLOWED_NAMES = {"L": L, "V": V, "log": sp.log, "exp": sp.exp, "sqrt": sp.sqrt, "LambertW": sp.LambertW}
 """The only names a law may use."""
@@ -49,7 +49,7 @@ def _check_tokens(text: str) -> None:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError) as error:
-        raise EmergenceError(f"--law: cannot read {text!r} ({error})") from None
+        raise InvalidArgumentError("law", f": cannot read {text!r} ({error})") from None
     previous = None
     for token in tokens:
         if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
@@ -57,35 +57,35 @@ def _check_tokens(text: str) -> None:
         if token.type == tokenize.NAME:
             if token.string not in ALLOWED_NAMES:
                 names = ", ".join(ALLOWED_NAMES)
-                raise EmergenceError(f"--law: {token.string!r} is not allowed; use {names}")
+                raise InvalidArgumentError("law", f": {token.string!r} is not allowed; use {names}")
         elif token.type == tokenize.NUMBER:
             if not all(ch.isdigit() or ch in ".eE+-" for ch in token.string):
-                raise EmergenceError(f"--law: number {token.string!r} is not a plain decimal")
+                raise InvalidArgumentError("law", f": number {token.string!r} is not a plain decimal")
         elif not (token.type == tokenize.OP and token.string in _OPERATORS):
-            raise EmergenceError(f"--law: {token.string!r} is not allowed in a law")
+            raise InvalidArgumentError("law", f": {token.string!r} is not allowed in a law")
         if token.string == "(" and previous is not None and previous.type == tokenize.NAME \
                 and previous.string not in _FUNCTIONS:
-            raise EmergenceError(f"--law: {previous.string!r} is not a function")
+            raise InvalidArgumentError("law", f": {previous.string!r} is not a function")
         previous = token
 
 
 def parse_law(text: str) -> sp.Expr:
     """The SymPy expression of a law in ``L`` and ``V`` (see the module docstring for what is allowed)."""
     if not isinstance(text, str) or not text.strip():
-        raise EmergenceError("--law: give an expression in L and V, e.g. 'L*log(L)**2'")
+        raise InvalidArgumentError("law", ": give an expression in L and V, e.g. 'L*log(L)**2'")
     if len(text) > 500:
-        raise EmergenceError("--law: the expression is longer than 500 characters")
+        raise InvalidArgumentError("law", ": the expression is longer than 500 characters")
     _check_tokens(text)
     scope = {"Integer": sp.Integer, "Float": sp.Float, "Rational": sp.Rational, "__builtins__": {}}
     try:
         expression = parse_expr(text, local_dict=dict(ALLOWED_NAMES), global_dict=scope,
                                 transformations=(auto_number,), evaluate=True)
     except (SyntaxError, TypeError, ValueError, NameError, ZeroDivisionError, tokenize.TokenError) as error:
-        raise EmergenceError(f"--law: cannot parse {text!r} ({error})") from None
+        raise InvalidArgumentError("law", f": cannot parse {text!r} ({error})") from None
     if not isinstance(expression, sp.Expr) or not expression.free_symbols <= {L, V}:
-        raise EmergenceError(f"--law: {text!r} is not an expression in L and V")
+        raise InvalidArgumentError("law", f": {text!r} is not an expression in L and V")
     if not expression.free_symbols:
-        raise EmergenceError(f"--law: {text!r} does not depend on L or V")
+        raise InvalidArgumentError("law", f": {text!r} does not depend on L or V")
     return expression
 
 

@@ -68,12 +68,12 @@ def target_frequencies(bigram: np.ndarray, keep: int) -> np.ndarray:
 def build_references(targets: dict[str, np.ndarray], frequency: np.ndarray, settings: ComparisonSettings
                      ) -> dict[tuple[str, str], Reference]:
     """A :class:`Reference` per (theory matrix, metric) that :data:`COMPARISONS` uses."""
-    from emergence.base.errors import InvalidSizeError
+    from emergence.base.errors import InvalidArgumentError
 
     keep = len(frequency)
     k0 = default_k0(keep) if settings.k0 is None else settings.k0
     if not 0 <= k0 <= keep - 3:
-        raise InvalidSizeError(f"--k0 must leave at least 3 of the K={keep} tokens above the rank cut, got {k0}")
+        raise InvalidArgumentError("k0", f"must leave at least 3 of the K={keep} tokens above the rank cut, got {k0}")
     needed = {(target, metric) for rows in COMPARISONS.values() for _, target, metrics in rows for metric in metrics}
     references: dict = {(target, metric): Reference.build(metric, targets[target], frequency, k0, settings.permutations,
                                                           settings.seed)
@@ -274,7 +274,7 @@ def file_source(path: Path, checkpoints: Sequence[str | Path], top_k: int | None
     """The statistics of a ``basis`` .npz, after checking that its arrays, the targets and the largest checkpoint
     fit (the file's size bounds the arrays read; K is read first); :class:`EmergenceError` when it is not one, or
     when ``top_k`` is given and is not the file's K (``None``: the file's K)."""
-    from emergence.base.errors import EmergenceError
+    from emergence.base.errors import EmergenceError, InvalidArgumentError
     from emergence.base.limits import check_memory
     from emergence.validation.leading_terms.checkpoints import checkpoint_bytes
 
@@ -289,8 +289,8 @@ def file_source(path: Path, checkpoints: Sequence[str | Path], top_k: int | None
                          "checkpoints", "compute the statistics with a smaller basis --vocab")
             arrays = {name: data[name] for name in ("B", "Phi", "Q", "Delta", "vocab_raw", "T", "N")}
     except (OSError, ValueError, KeyError) as error:
-        raise EmergenceError(f"--stats {str(path)!r} is not a basis .npz with B, Phi, Q, Delta, vocab_raw, T, N "
-                             f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
+        raise InvalidArgumentError("stats", f"{str(path)!r} is not a basis .npz with B, Phi, Q, Delta, vocab_raw, T, N "
+                                   f"({str(error).splitlines()[0] if str(error) else type(error).__name__})") from None
     return StatisticsSource(arrays["B"], arrays["Phi"], arrays["Q"], arrays["Delta"], tuple(map(str, arrays["vocab_raw"])),
                             int(arrays["T"]), int(arrays["N"]), None)
 
