@@ -189,9 +189,9 @@ def test_missing_tokenizer_and_bad_folder_are_one_line_errors(tmp_path, capsys):
     assert main(["checkpoints", str(tmp_path), "--corpus", "synthetic"]) == 2
     assert "no tokenizer.json" in capsys.readouterr().err
     (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
-    (tmp_path / "x").mkdir()
     assert main(["checkpoints", str(tmp_path / "x"), "--corpus", "synthetic"]) == 2
-    assert "x' does not exist (no such folder)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no such folder" in err and "x'" in err
     (tmp_path / "x").mkdir()
     assert main(["checkpoints", str(tmp_path / "x"), "--corpus", "synthetic"]) == 2
     assert "not a saved model folder" in capsys.readouterr().err

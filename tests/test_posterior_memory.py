@@ -88,7 +88,8 @@ def test_the_temporary_results_folder_is_removed_on_every_exit_path(tmp_path, en
                 raise EmergenceError("a failing sweep")
             if {ending!r} == "interrupt":
                 raise KeyboardInterrupt
-            return {{"measured": {{"P": P_grid}}}}
+            return {{"measured": {{"P": P_grid, "seconds_per_gradient": [1.0, 1.0], "flops_per_gradient": [1e6, 1e6]}},
+                    "predicted": {{}}, "saddle": {{}}, "agreement": {{}}}}
 
         posterior_free_energy.run_linear_hmc_validation = sweep
         api.validate_posterior("linear", 8, 4, [8, 16], workers=1, progress=False)
