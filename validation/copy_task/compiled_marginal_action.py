@@ -1,0 +1,128 @@
+r"""Compiled (Numba) loops for softmax model T's readout-marginal action, :math:`a_G`, and their derived gradient.
+
+The math is in :mod:`~emergence.validation.copy_task.softmax_marginal_action`; here each of its two passes
+is one loop over the queries :math:`(r, \mu, \ell)` of a group of runs that keeps a query's key sums
+in registers and builds no per-sequence ``L x L`` array (the tensor paths materialise several).
+
+* :func:`forward_pass`: per query, :math:`K_v = \sum_{\ell': x_{\ell'} = v} e^{W_{tp}}[x_\ell, \ell']\, e^{W_{pp}}[\ell, \ell']`
+  (:math:`L` multiply-adds), :math:`\Phi_{\ell v} = e_a[v] K_v / Z`, :math:`A_{\ell,\ell-1}`; it accumulates
+  :math:`C = \sum\Phi^\top\Phi`, :math:`B = \sum\Phi^\top Y` and :math:`\sum A_{\ell,\ell-1}` per run.
+* :func:`backward_pass`: per query, :math:`\bar\Phi`, :math:`s`, :math:`Q`, :math:`H`, and the
+  :math:`L` entries of :math:`\bar G` added straight into the four blocks of :math:`\bar W`.
+
+Numba is the optional extra ``fast``; without it (or on a GPU, or with
+``EMERGENCE_MARGINAL_GRADIENT=autograd``) :func:`compiled_action_available` is False and the models use the
+autograd path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+GRADIENT_ENVIRONMENT = "EMERGENCE_MARGINAL_GRADIENT"
+"""Environment variable: ``autograd`` forces the autograd path of softmax model T's marginal action."""
+
+_kernels: dict = {}
+
+
+def compiled_action_available() -> bool:
+    """Whether Numba is installed and the compiled action is not switched off by the environment."""
+    if os.environ.get(GRADIENT_ENVIRONMENT, "").lower() == "autograd":
+        return False
+    return importlib.util.find_spec("numba") is not None
+
+
+def kernels(V: int):
+    """The two loops for vocabulary ``V``, compiled on first use with ``V`` a constant (its loops unrolled);
+    returns ``(forward_pass, backward_pass)``."""
+    if V in _kernels:
+        return _kernels[V]
+    import numba
+    import numpy as np
+
+    @numba.njit(nogil=True, error_model="numpy")
+    def forward_pass(runs, tokens, targets, ett, ept, etp, epp, design, normaliser, previous, C, B, D, previous_sum):
+        """Fill ``design (R_g, P, L, V)``, ``normaliser`` and ``previous (R_g, P, L)`` of the group's ``runs``, and add
+        their ``C, B (R, V, V)``, ``D`` and ``previous_sum (R,)`` (tables of all runs, as in the module docstring)."""
+        R, P, L = tokens.shape
+        keys = np.zeros((V, L), dtype=design.dtype)  # the sequence's one-hot rows, transposed
+        weights = np.empty(L, dtype=design.dtype)
+        for g in range(R):
+            r = runs[g]
+            for m in range(P):
+                x = tokens[g, m]
+                for k in range(L):
+                    keys[x[k], k] = 1.0
+                for l in range(L):
+                    u = x[l]
+                    for k in range(L):
+                        weights[k] = etp[r, u, k] * epp[r, l, k]
+                    phi = design[g, m, l]
+                    total = 0.0
+                    for v in range(V):
+                        summed = 0.0
+                        for k in range(L):
+                            summed += keys[v, k] * weights[k]
+                        phi[v] = ett[r, u, v] * ept[r, l, v] * summed
+                        total += phi[v]
+                    for v in range(V):
+                        phi[v] /= total
+                    before = x[l - 1]
+                    normaliser[g, m, l] = total
+                    previous[g, m, l] = ett[r, u, before] * ept[r, l, before] * weights[l - 1] / total
+                for k in range(L):
+                    keys[x[k], k] = 0.0
+            phi, y = design[g].reshape(-1, V), targets[g].reshape(-1, V)
+            C[r] += phi.T @ phi
+            B[r] += phi.T @ y
+            D[r] += np.sum(y * y)
+            previous_sum[r] += np.sum(previous[g])
+
+    @numba.njit(nogil=True, error_model="numpy")
+    def backward_pass(runs, tokens, targets, ett, ept, etp, epp, design, normaliser, previous, of_design, of_targets,
+                      action_gradient, previous_gradient, gradient):
+        """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from
+        :math:`\\bar\\Phi = \\bar S(\\Phi\\,` ``of_design`` :math:`- Y` ``of_targets`` :math:`)` (``(R, V, V)`` each,
+        ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``."""
+        R, P, L = tokens.shape
+        centred = np.empty(V, dtype=design.dtype)
+        phi_gradient = np.empty(V, dtype=design.dtype)
+        at_key = np.empty(L, dtype=design.dtype)
+        for g in range(R):
+            r = runs[g]
+            for m in range(P):
+                x = tokens[g, m]
+                for l in range(L):
+                    u = x[l]
+                    phi, y = design[g, m, l], targets[g, m, l]
+                    weighted_previous = previous_gradient[r] * previous[g, m, l]
+                    projected = weighted_previous
+                    for v in range(V):
+                        total = 0.0
+                        for w in range(V):
+                            total += phi[w] * of_design[r, w, v] - y[w] * of_targets[r, w, v]
+                        phi_gradient[v] = action_gradient[r] * total
+                        projected += phi[v] * phi_gradient[v]
+                    scale = 1.0 / normaliser[g, m, l]
+                    for v in range(V):
+                        difference = phi_gradient[v] - projected
+                        token_part = phi[v] * difference
+                        gradient[r, u, v] += token_part
+                        gradient[r, V + l, v] += token_part
+                        centred[v] = difference * ett[r, u, v] * ept[r, l, v] * scale  # H
+                    before = x[l - 1]
+                    gradient[r, u, before] += weighted_previous
+                    gradient[r, V + l, before] += weighted_previous
+                    for k in range(L):
+                        at_key[k] = centred[x[k]]
+                    by_token, by_position = gradient[r, u, V:], gradient[r, V + l, V:]
+                    for k in range(L):
+                        entry = etp[r, u, k] * epp[r, l, k] * at_key[k]
+                        by_token[k] += entry
+                        by_position[k] += entry
+                    by_token[l - 1] += weighted_previous
+                    by_position[l - 1] += weighted_previous
+
+    _kernels[V] = (forward_pass, backward_pass)
+    return _kernels[V]

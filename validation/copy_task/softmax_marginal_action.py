@@ -1,0 +1,120 @@
+r"""Softmax model T's readout-marginal action and previous-token attention, with a hand-derived backward.
+
+The umbrella sampler (:mod:`~emergence.validation.copy_task.free_energy`) and marginal MAP training need,
+at every step, the data part of the readout-marginal action and :math:`a_G` of ``R`` runs,
+
+.. math::
+    S_r = \frac{\beta}{2}\big[D - \varepsilon\operatorname{tr}(B^\top M^{-1}B)\big] + \frac{V}{2}\ln\det M,
+    \quad M = I + \varepsilon C, \qquad a_G = \frac{1}{PL}\sum_\mu\sum_\ell A^\mu_{\ell,\ell-1},
+
+with :math:`C = \sum_\mu\Phi^{\mu\top}\Phi^\mu`, :math:`B = \sum_\mu\Phi^{\mu\top}Y^\mu`, the design
+:math:`\Phi^\mu = A^\mu X^\mu`, and :math:`A^\mu = \operatorname{softmax}_{row}(G^\mu)`,
+:math:`G^\mu_{\ell\ell'} = W_{tt}[x_\ell, x_{\ell'}] + W_{tp}[x_\ell, \ell'] + W_{pt}[\ell, x_{\ell'}] + W_{pp}[\ell, \ell']`
+(:mod:`~emergence.validation.copy_task.token_position_logits`).
+
+**Forward without gathers.** The exponentials factorise block by block,
+:math:`e^{G_{\ell\ell'}} = e_a[\ell, x_{\ell'}]\, e_b[\ell, \ell']` with the query-side factors
+
+.. math::
+    e_a = (X e^{W_{tt}}) \circ e^{W_{pt}} \quad (L\times V), \qquad
+    e_b = (X e^{W_{tp}}) \circ e^{W_{pp}} \quad (L\times L),
+
+(``X e^{W}`` a dense product with the one-hot rows, each block's exponential taken relative to its
+row maximum, which cancels in the softmax), so :math:`A_{\ell\ell'} = e_a[\ell, x_{\ell'}] e_b[\ell,\ell']/Z_\ell`,
+:math:`\Phi = e_a \circ (e_b X) / Z`, :math:`Z_\ell = \sum_v (e_a \circ e_b X)_{\ell v}`,
+:math:`A_{\ell,\ell-1} = e_a[\ell, x_{\ell-1}]\, e_b[\ell, \ell-1] / Z_\ell`.
+
+**Backward (derived, checked against autograd in tests/test_softmax_marginal_action.py).** With the
+posterior-mean readout :math:`\hat W = \varepsilon M^{-1}B`,
+:math:`\partial S/\partial B = -\beta\hat W` and :math:`\partial S/\partial C = \tfrac{\beta}{2}\hat W\hat W^\top + \tfrac{V\varepsilon}{2}M^{-1}`, so
+
+.. math::
+    \bar\Phi = \bar S\,\big[\Phi(\beta\hat W\hat W^\top + V\varepsilon M^{-1}) - \beta\, Y\hat W^\top\big],
+    \qquad \bar p = \bar a_G / (PL)
+
+for the incoming gradients :math:`\bar S, \bar a_G` (per run).  The softmax backward
+:math:`\bar G = A\circ(\bar A - s)`, :math:`\bar A_{\ell\ell'} = \bar\Phi_{\ell, x_{\ell'}} + \bar p\,\delta_{\ell', \ell-1}`,
+:math:`s_\ell = \sum_v \Phi_{\ell v}\bar\Phi_{\ell v} + \bar p\, A_{\ell,\ell-1}`, contracted with the keys' one-hot
+rows, gives the two query-side gradients
+
+.. math::
+    \bar e_a\text{-part: } Q = \Phi\circ(\bar\Phi - s) + \bar p\, A_{\ell,\ell-1} X_{\ell-1}, \qquad
+    \bar G = e_b \circ (H X^\top) + \bar p\, A_{\ell,\ell-1}\,\delta_{\ell',\ell-1}, \quad H = e_a\circ(\bar\Phi - s)/Z,
+
+and, since each logit block is read at the query's token or position only,
+:math:`\bar W_{tt} = \sum_\mu X^\top Q`, :math:`\bar W_{pt} = \sum_\mu Q`, :math:`\bar W_{tp} = \sum_\mu X^\top\bar G`,
+:math:`\bar W_{pp} = \sum_\mu \bar G` (dense products and sums: no gather, no index-add).
+
+Shapes: weights ``(R, V + L, V + L)``; a group of runs ``(R_g, P_g, L, V)``
+(:meth:`~emergence.validation.copy_task.data.CopyTaskBatch.run_major_groups`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from emergence.validation.copy_task.compiled_marginal_action import kernels
+from emergence.validation.copy_task.data import CopyTaskBatch
+
+
+def _row_exp(block: torch.Tensor) -> torch.Tensor:
+    """``exp(block - row max)``: the row maximum cancels in every softmax row that reads the block (module docstring)."""
+    return torch.exp(block - block.amax(-1, keepdim=True)).contiguous()
+
+
+def _factor_tables(W: torch.Tensor, V: int) -> list:
+    r""":math:`e^{W_{tt}}, e^{W_{pt}}, e^{W_{tp}}, e^{W_{pp}}` (row-relative) of weights ``W (R, V+L, V+L)``, as NumPy arrays."""
+    return [_row_exp(block).numpy() for block in (W[:, :V, :V], W[:, V:, :V], W[:, :V, V:], W[:, V:, V:])]
+
+
+class SoftmaxMarginalAction(torch.autograd.Function):
+    r"""``(S, a_G)`` per run, each ``(R,)``, of the module docstring, differentiable in ``weights`` by the derived backward.
+
+    ``apply(weights, batch, beta, prior_variance)``: ``S`` is the data part of the readout-marginal
+    action (the logit prior :math:`\|\theta\|^2/2s` is not included), ``prior_variance`` the readout's
+    :math:`\lambda`.  CPU tensors; the loops are :mod:`~emergence.validation.copy_task.compiled_marginal_action`'s,
+    the readout statistics and :math:`\bar\Phi` batched products.
+    """
+
+    @staticmethod
+    def forward(ctx, weights: torch.Tensor, batch: CopyTaskBatch, beta: float, prior_variance: float):
+        R, V = weights.shape[0], batch.V
+        forward_pass, _ = kernels(V)
+        L = weights.shape[-1] - V
+        tables = _factor_tables(weights.detach(), V)
+        C, B, D = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V), weights.new_zeros(R)
+        previous_sum = weights.new_zeros(R)
+        groups = []
+        for group in batch.run_major_groups(cache_blocks=False):
+            R_g, P, _, _ = group.one_hot.shape
+            saved = (torch.empty(R_g, P, L, V, dtype=weights.dtype), torch.empty(R_g, P, L, dtype=weights.dtype),
+                     torch.empty(R_g, P, L, dtype=weights.dtype))  # design, normaliser, previous
+            forward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *tables,
+                         *(t.numpy() for t in saved), C.numpy(), B.numpy(), D.numpy(), previous_sum.numpy())
+            groups.append((group, saved))
+        epsilon = beta * prior_variance
+        identity = torch.eye(V, dtype=C.dtype)
+        factor, info = torch.linalg.cholesky_ex(identity + epsilon * C)
+        factor = torch.where((info == 0)[:, None, None], factor, torch.nan)  # non-finite logits: a NaN action
+        readout = epsilon * torch.cholesky_solve(B, factor)  # W-hat = eps M^{-1} B
+        action = (0.5 * beta * (D - (B * readout).sum(dim=(-2, -1)))
+                  + V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(-1))
+        counts = batch.counts.to(weights.dtype) * L
+        ctx.groups, ctx.tables, ctx.counts, ctx.shape = groups, tables, counts, weights.shape
+        ctx.of_design = beta * readout @ readout.transpose(-1, -2) + V * epsilon * torch.cholesky_inverse(factor)
+        ctx.of_targets = beta * readout.transpose(-1, -2)
+        return action, previous_sum / counts
+
+    @staticmethod
+    def backward(ctx, action_gradient, previous_gradient):
+        _, backward_pass = kernels(ctx.of_design.shape[-1])
+        zeros = torch.zeros_like(ctx.counts)
+        action_gradient = zeros if action_gradient is None else action_gradient
+        per_previous = zeros if previous_gradient is None else previous_gradient / ctx.counts
+        gradient = torch.zeros(ctx.shape, dtype=ctx.counts.dtype)
+        arguments = (ctx.of_design.numpy(), ctx.of_targets.contiguous().numpy(), action_gradient.contiguous().numpy(),
+                     per_previous.contiguous().numpy(), gradient.numpy())
+        for group, saved in ctx.groups:
+            backward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *ctx.tables,
+                          *(t.numpy() for t in saved), *arguments)
+        return gradient, None, None, None
