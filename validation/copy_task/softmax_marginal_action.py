@@ -12,17 +12,16 @@ with :math:`C = \sum_\mu\Phi^{\mu\top}\Phi^\mu`, :math:`B = \sum_\mu\Phi^{\mu\to
 :math:`G^\mu_{\ell\ell'} = W_{tt}[x_\ell, x_{\ell'}] + W_{tp}[x_\ell, \ell'] + W_{pt}[\ell, x_{\ell'}] + W_{pp}[\ell, \ell']`
 (:mod:`~emergence.validation.copy_task.token_position_logits`).
 
-**Forward without gathers.** The exponentials factorise block by block,
-:math:`e^{G_{\ell\ell'}} = e_a[\ell, x_{\ell'}]\, e_b[\ell, \ell']` with the query-side factors
+**Forward.** The exponentials factorise block by block (each block's exponential taken relative to its
+row maximum, which cancels in every softmax row): for the query :math:`(\ell, u = x_\ell)`,
 
 .. math::
-    e_a = (X e^{W_{tt}}) \circ e^{W_{pt}} \quad (L\times V), \qquad
-    e_b = (X e^{W_{tp}}) \circ e^{W_{pp}} \quad (L\times L),
+    e_a[v] = e^{W_{tt}}[u, v]\, e^{W_{pt}}[\ell, v], \qquad e_b[\ell'] = e^{W_{tp}}[u, \ell']\, e^{W_{pp}}[\ell, \ell'],
 
-(``X e^{W}`` a dense product with the one-hot rows, each block's exponential taken relative to its
-row maximum, which cancels in the softmax), so :math:`A_{\ell\ell'} = e_a[\ell, x_{\ell'}] e_b[\ell,\ell']/Z_\ell`,
-:math:`\Phi = e_a \circ (e_b X) / Z`, :math:`Z_\ell = \sum_v (e_a \circ e_b X)_{\ell v}`,
-:math:`A_{\ell,\ell-1} = e_a[\ell, x_{\ell-1}]\, e_b[\ell, \ell-1] / Z_\ell`.
+so :math:`A_{\ell\ell'} = e_a[x_{\ell'}]\, e_b[\ell']/Z_\ell`, :math:`\Phi_{\ell v} = e_a[v] K_v / Z_\ell` with the key sums
+:math:`K_v = \sum_{\ell'} X_{\ell' v}\, e_b[\ell']` and :math:`Z_\ell = \sum_v e_a[v] K_v`, and
+:math:`A_{\ell,\ell-1} = e_a[x_{\ell-1}]\, e_b[\ell-1] / Z_\ell`: :math:`L(V + 1)` multiply-adds per query, no
+per-sequence ``L x L`` array (:mod:`~emergence.validation.copy_task.compiled_marginal_action` runs the loops).
 
 **Backward (derived, checked against autograd in tests/test_softmax_marginal_action.py).** With the
 posterior-mean readout :math:`\hat W = \varepsilon M^{-1}B`,
@@ -38,15 +37,15 @@ for the incoming gradients :math:`\bar S, \bar a_G` (per run).  The softmax back
 rows, gives the two query-side gradients
 
 .. math::
-    \bar e_a\text{-part: } Q = \Phi\circ(\bar\Phi - s) + \bar p\, A_{\ell,\ell-1} X_{\ell-1}, \qquad
+    Q = \Phi\circ(\bar\Phi - s) + \bar p\, A_{\ell,\ell-1} X_{\ell-1}, \qquad
     \bar G = e_b \circ (H X^\top) + \bar p\, A_{\ell,\ell-1}\,\delta_{\ell',\ell-1}, \quad H = e_a\circ(\bar\Phi - s)/Z,
 
 and, since each logit block is read at the query's token or position only,
 :math:`\bar W_{tt} = \sum_\mu X^\top Q`, :math:`\bar W_{pt} = \sum_\mu Q`, :math:`\bar W_{tp} = \sum_\mu X^\top\bar G`,
-:math:`\bar W_{pp} = \sum_\mu \bar G` (dense products and sums: no gather, no index-add).
+:math:`\bar W_{pp} = \sum_\mu \bar G`: each query adds its :math:`V + L` entries to two rows of each block.
 
-Shapes: weights ``(R, V + L, V + L)``; a group of runs ``(R_g, P_g, L, V)``
-(:meth:`~emergence.validation.copy_task.data.CopyTaskBatch.run_major_groups`).
+Shapes: weights ``(R, V + L, V + L)``; the runs of one count :math:`P` are one group ``(R_g, P, L, V)``
+(:meth:`~emergence.validation.copy_task.data.CopyTaskBatch.run_major_groups` without cache blocks).
 """
 
 from __future__ import annotations
@@ -67,13 +66,22 @@ def _factor_tables(W: torch.Tensor, V: int) -> list:
     return [_row_exp(block).numpy() for block in (W[:, :V, :V], W[:, V:, :V], W[:, :V, V:], W[:, V:, V:])]
 
 
+def design_coefficients(readout: torch.Tensor, factor: torch.Tensor, beta: float, epsilon: float):
+    r"""The head's backward: :math:`\bar\Phi = \bar S\,(\Phi\, G_\Phi - Y G_Y)` with
+    :math:`G_\Phi = \beta\hat W\hat W^\top + V\varepsilon M^{-1}`, :math:`G_Y = \beta\hat W^\top`, each ``(R, V, V)``,
+    from the posterior-mean readout :math:`\hat W` and the Cholesky factor of :math:`M`."""
+    V = readout.shape[-1]
+    of_design = beta * readout @ readout.transpose(-1, -2) + V * epsilon * torch.cholesky_inverse(factor)
+    return of_design, (beta * readout.transpose(-1, -2)).contiguous()
+
+
 class SoftmaxMarginalAction(torch.autograd.Function):
     r"""``(S, a_G)`` per run, each ``(R,)``, of the module docstring, differentiable in ``weights`` by the derived backward.
 
     ``apply(weights, batch, beta, prior_variance)``: ``S`` is the data part of the readout-marginal
     action (the logit prior :math:`\|\theta\|^2/2s` is not included), ``prior_variance`` the readout's
-    :math:`\lambda`.  CPU tensors; the loops are :mod:`~emergence.validation.copy_task.compiled_marginal_action`'s,
-    the readout statistics and :math:`\bar\Phi` batched products.
+    :math:`\lambda`.  CPU tensors (float64 or float32); the loops are
+    :mod:`~emergence.validation.copy_task.compiled_marginal_action`'s.
     """
 
     @staticmethod
@@ -101,8 +109,7 @@ class SoftmaxMarginalAction(torch.autograd.Function):
                   + V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(-1))
         counts = batch.counts.to(weights.dtype) * L
         ctx.groups, ctx.tables, ctx.counts, ctx.shape = groups, tables, counts, weights.shape
-        ctx.of_design = beta * readout @ readout.transpose(-1, -2) + V * epsilon * torch.cholesky_inverse(factor)
-        ctx.of_targets = beta * readout.transpose(-1, -2)
+        ctx.of_design, ctx.of_targets = design_coefficients(readout, factor, beta, epsilon)
         return action, previous_sum / counts
 
     @staticmethod
@@ -112,7 +119,7 @@ class SoftmaxMarginalAction(torch.autograd.Function):
         action_gradient = zeros if action_gradient is None else action_gradient
         per_previous = zeros if previous_gradient is None else previous_gradient / ctx.counts
         gradient = torch.zeros(ctx.shape, dtype=ctx.counts.dtype)
-        arguments = (ctx.of_design.numpy(), ctx.of_targets.contiguous().numpy(), action_gradient.contiguous().numpy(),
+        arguments = (ctx.of_design.numpy(), ctx.of_targets.numpy(), action_gradient.contiguous().numpy(),
                      per_previous.contiguous().numpy(), gradient.numpy())
         for group, saved in ctx.groups:
             backward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *ctx.tables,
