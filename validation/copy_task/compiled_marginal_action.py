@@ -41,13 +41,14 @@ def kernels(V: int):
     import numba
     import numpy as np
 
-    @numba.njit(nogil=True, error_model="numpy")
-    def forward_pass(runs, tokens, targets, ett, ept, etp, epp, design, normaliser, previous, C, B, D, previous_sum):
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+    def forward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, C, B, D,
+                     previous_sum):
         """Fill ``design (R_g, P, L, V)``, ``normaliser`` and ``previous (R_g, P, L)`` of the group's ``runs``, and add
-        their ``C, B (R, V, V)``, ``D`` and ``previous_sum (R,)`` (tables of all runs, as in the module docstring)."""
+        their ``C, B (R, V, V)``, ``D`` and ``previous_sum (R,)``; the query tables of all runs
+        ``by_key_token[r, u, l, v]`` :math:`= e_a[v]` and ``by_key_position[r, u, l, l']`` :math:`= e_b[l']`."""
         R, P, L = tokens.shape
         keys = np.zeros((V, L), dtype=design.dtype)  # the sequence's one-hot rows, transposed
-        weights = np.empty(L, dtype=design.dtype)
         for g in range(R):
             r = runs[g]
             for m in range(P):
@@ -56,21 +57,20 @@ def kernels(V: int):
                     keys[x[k], k] = 1.0
                 for l in range(L):
                     u = x[l]
-                    for k in range(L):
-                        weights[k] = etp[r, u, k] * epp[r, l, k]
+                    token_weights, weights = by_key_token[r, u, l], by_key_position[r, u, l]
                     phi = design[g, m, l]
                     total = 0.0
                     for v in range(V):
                         summed = 0.0
                         for k in range(L):
                             summed += keys[v, k] * weights[k]
-                        phi[v] = ett[r, u, v] * ept[r, l, v] * summed
+                        phi[v] = token_weights[v] * summed
                         total += phi[v]
                     for v in range(V):
                         phi[v] /= total
                     before = x[l - 1]
                     normaliser[g, m, l] = total
-                    previous[g, m, l] = ett[r, u, before] * ept[r, l, before] * weights[l - 1] / total
+                    previous[g, m, l] = token_weights[before] * weights[l - 1] / total
                 for k in range(L):
                     keys[x[k], k] = 0.0
             phi, y = design[g].reshape(-1, V), targets[g].reshape(-1, V)
@@ -79,9 +79,9 @@ def kernels(V: int):
             D[r] += np.sum(y * y)
             previous_sum[r] += np.sum(previous[g])
 
-    @numba.njit(nogil=True, error_model="numpy")
-    def backward_pass(runs, tokens, targets, ett, ept, etp, epp, design, normaliser, previous, of_design, of_targets,
-                      action_gradient, previous_gradient, gradient):
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+    def backward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, of_design,
+                      of_targets, action_gradient, previous_gradient, gradient):
         """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from
         :math:`\\bar\\Phi = \\bar S(\\Phi\\,` ``of_design`` :math:`- Y` ``of_targets`` :math:`)` (``(R, V, V)`` each,
         ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``."""
@@ -95,6 +95,7 @@ def kernels(V: int):
                 x = tokens[g, m]
                 for l in range(L):
                     u = x[l]
+                    token_weights, weights = by_key_token[r, u, l], by_key_position[r, u, l]
                     phi, y = design[g, m, l], targets[g, m, l]
                     weighted_previous = previous_gradient[r] * previous[g, m, l]
                     projected = weighted_previous
@@ -110,7 +111,7 @@ def kernels(V: int):
                         token_part = phi[v] * difference
                         gradient[r, u, v] += token_part
                         gradient[r, V + l, v] += token_part
-                        centred[v] = difference * ett[r, u, v] * ept[r, l, v] * scale  # H
+                        centred[v] = difference * token_weights[v] * scale  # H
                     before = x[l - 1]
                     gradient[r, u, before] += weighted_previous
                     gradient[r, V + l, before] += weighted_previous
@@ -118,7 +119,7 @@ def kernels(V: int):
                         at_key[k] = centred[x[k]]
                     by_token, by_position = gradient[r, u, V:], gradient[r, V + l, V:]
                     for k in range(L):
-                        entry = etp[r, u, k] * epp[r, l, k] * at_key[k]
+                        entry = weights[k] * at_key[k]
                         by_token[k] += entry
                         by_position[k] += entry
                     by_token[l - 1] += weighted_previous

@@ -78,7 +78,7 @@ def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention
     return config
 
 
-def _start(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
+def start_windows(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
     r"""Each run at a prior draw of :math:`W_{QK}` plus :math:`g S` in the position block, with :math:`g` set for its window's centre."""
     L, V = model.L, model.V
     generator = torch.Generator().manual_seed(int(seed))
@@ -168,7 +168,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     model = CopyAttentionModel(runs, L, V, convention, device=device)
     run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
     if config["attention"] == "softmax":
-        _start(model, run_centres, config["seed"])
+        start_windows(model, run_centres, config["seed"])
 
         def record():
             bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
@@ -227,6 +227,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(cost)
+    summary["gradient"] = "compiled" if model.compiled_action else "autograd"
     summary["gradients"] = (config["warmup"] + config["draws"]) * (config["leapfrog"] + 1)
     summary["seconds"] = time.perf_counter() - started
     return summary

@@ -58,12 +58,14 @@ from emergence.validation.copy_task.data import CopyTaskBatch
 
 def _row_exp(block: torch.Tensor) -> torch.Tensor:
     """``exp(block - row max)``: the row maximum cancels in every softmax row that reads the block (module docstring)."""
-    return torch.exp(block - block.amax(-1, keepdim=True)).contiguous()
+    return torch.exp(block - block.amax(-1, keepdim=True))
 
 
-def _factor_tables(W: torch.Tensor, V: int) -> list:
-    r""":math:`e^{W_{tt}}, e^{W_{pt}}, e^{W_{tp}}, e^{W_{pp}}` (row-relative) of weights ``W (R, V+L, V+L)``, as NumPy arrays."""
-    return [_row_exp(block).numpy() for block in (W[:, :V, :V], W[:, V:, :V], W[:, :V, V:], W[:, V:, V:])]
+def _query_tables(W: torch.Tensor, V: int) -> list:
+    r"""The query tables :math:`e_a` ``(R, V, L, V)`` and :math:`e_b` ``(R, V, L, L)`` of every query token and position,
+    products of the row-relative exponentials of the blocks of ``W (R, V+L, V+L)``, as NumPy arrays."""
+    ett, ept, etp, epp = (_row_exp(block) for block in (W[:, :V, :V], W[:, V:, :V], W[:, :V, V:], W[:, V:, V:]))
+    return [(ett[:, :, None, :] * ept[:, None, :, :]).numpy(), (etp[:, :, None, :] * epp[:, None, :, :]).numpy()]
 
 
 def design_coefficients(readout: torch.Tensor, factor: torch.Tensor, beta: float, epsilon: float):
@@ -89,7 +91,7 @@ class SoftmaxMarginalAction(torch.autograd.Function):
         R, V = weights.shape[0], batch.V
         forward_pass, _ = kernels(V)
         L = weights.shape[-1] - V
-        tables = _factor_tables(weights.detach(), V)
+        tables = _query_tables(weights.detach(), V)
         C, B, D = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V), weights.new_zeros(R)
         previous_sum = weights.new_zeros(R)
         groups = []
