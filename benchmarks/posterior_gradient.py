@@ -47,11 +47,15 @@ def gradient_call(L: int, P: int, runs: int, compiled: bool):
     return gradient
 
 
+def work_per_query(L: int, V: int) -> tuple[int, int]:
+    """(flops, bytes) per query of one compiled forward and backward, the module docstring's model."""
+    return 2 * V * L + L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L, 32 * V + 48
+
+
 def work(L: int, P: int, runs: int) -> tuple[float, float]:
-    """(flops, bytes) of one compiled gradient by the module docstring's per-query model."""
-    queries = runs * P * L
-    return (queries * (2 * V * L + L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L),
-            queries * (32 * V + 48))
+    """(flops, bytes) of one compiled gradient of ``runs`` runs of ``P`` sequences."""
+    flops, traffic = work_per_query(L, V)
+    return runs * P * L * flops, runs * P * L * traffic
 
 
 def run(quick: bool) -> list[dict]:

@@ -115,3 +115,20 @@ def test_a_planted_coefficient_change_fails_the_comparison(monkeypatch, plant):
     found = _potential_and_gradient(compiled, batch, action_weight, bias_weight)
     assert _agrees(found[0], expected[0]) and _agrees(found[1], expected[1])  # the values are untouched
     assert not _agrees(found[2], expected[2])
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from([4, 8, 16]), st.integers(2, 4), st.lists(st.integers(1, 30), min_size=1, max_size=3),
+       st.integers(0, 10_000))
+def test_compiled_joint_potential_and_gradient_equal_autograd(L, V, counts, seed):
+    """The joint potential U (training's Adam objective) from the compiled statistics: value and both gradients."""
+    models, batch, generator = _pair(L, V, counts, seed)
+    readout = torch.randn(models[0].readout.shape, generator=generator, dtype=torch.float64)
+    results = []
+    for model in models:
+        with torch.no_grad():
+            model.readout.copy_(readout)
+        potential = model.potential(batch)
+        results.append((potential.detach(), *torch.autograd.grad(potential.sum(), [model.logit_weights, model.readout])))
+    for found, expected in zip(*results):
+        assert _agrees(found, expected)

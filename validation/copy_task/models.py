@@ -44,7 +44,7 @@ from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.positional_logits import PositionalLogits
 from emergence.validation.copy_task.compiled_marginal_action import compiled_action_available
 from emergence.validation.copy_task.readout_head import ReadoutHead
-from emergence.validation.copy_task.softmax_marginal_action import SoftmaxMarginalAction
+from emergence.validation.copy_task.softmax_marginal_action import SoftmaxMarginalAction, SoftmaxSquaredErrors
 from emergence.validation.copy_task.token_position_logits import TokenPositionLogits
 
 STARTS: tuple[str, ...] = ("uniform", "copy")
@@ -102,9 +102,14 @@ class CopyAttentionModel(torch.nn.Module):
         r""":math:`\sum_{\mu \in r} \|Y^\mu - F^\mu\|^2`, shape ``(R,)``.
 
         Model M from the readout statistics (cost independent of :math:`P`):
-        :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`; model T residual by residual
-        (no cancellation between large terms, which matters in float32), cost :math:`O(P L^2 V)` per run.
+        :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`; softmax model T in float64 with
+        :attr:`compiled_action` from the same statistics by the compiled loops
+        (:class:`~emergence.validation.copy_task.softmax_marginal_action.SoftmaxSquaredErrors`); otherwise model T
+        residual by residual (no cancellation between large terms, which matters in float32), cost
+        :math:`O(P L^2 V)` per run.
         """
+        if self.compiled_action and self.readout.dtype == torch.float64:
+            return SoftmaxSquaredErrors.apply(self.logit_weights, self.readout, batch)
         return self.attention_logits.squared_errors(batch, self.head)
 
     def readout_statistics(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -77,6 +77,38 @@ def design_coefficients(readout: torch.Tensor, factor: torch.Tensor, beta: float
     return of_design, (beta * readout.transpose(-1, -2)).contiguous()
 
 
+class _CompiledPasses:
+    """The compiled forward over a batch's groups, kept for the backward: ``C, B (R, V, V)``, ``D``, ``previous_sum (R,)``."""
+
+    def __init__(self, weights: torch.Tensor, batch: CopyTaskBatch):
+        R, V = weights.shape[0], batch.V
+        L = weights.shape[-1] - V
+        forward_pass, self.backward_pass = kernels(V)
+        self.shape, self.tables = weights.shape, _query_tables(weights.detach(), V)
+        self.C, self.B = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V)
+        self.D, self.previous_sum = weights.new_zeros(R), weights.new_zeros(R)
+        self.groups = []
+        for group in batch.run_major_groups(cache_blocks=False):
+            R_g, P, _, _ = group.one_hot.shape
+            saved = (torch.empty(R_g, P, L, V, dtype=weights.dtype), torch.empty(R_g, P, L, dtype=weights.dtype),
+                     torch.empty(R_g, P, L, dtype=weights.dtype))  # design, normaliser, previous
+            forward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *self.tables,
+                         *(t.numpy() for t in saved), self.C.numpy(), self.B.numpy(), self.D.numpy(),
+                         self.previous_sum.numpy())
+            self.groups.append((group, saved))
+
+    def weight_gradient(self, of_design, of_targets, design_weight, previous_weight) -> torch.Tensor:
+        r""":math:`\bar W` ``(R, V+L, V+L)`` for :math:`\bar\Phi` = ``design_weight`` :math:`(\Phi\,` ``of_design``
+        :math:`- Y` ``of_targets`` :math:`)` and :math:`\bar p` = ``previous_weight`` (each ``(R,)``)."""
+        gradient = torch.zeros(self.shape, dtype=self.D.dtype)
+        arguments = (of_design.contiguous().numpy(), of_targets.contiguous().numpy(),
+                     design_weight.contiguous().numpy(), previous_weight.contiguous().numpy(), gradient.numpy())
+        for group, saved in self.groups:
+            self.backward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *self.tables,
+                               *(t.numpy() for t in saved), *arguments)
+        return gradient
+
+
 class SoftmaxMarginalAction(torch.autograd.Function):
     r"""``(S, a_G)`` per run, each ``(R,)``, of the module docstring, differentiable in ``weights`` by the derived backward.
 
@@ -88,42 +120,44 @@ class SoftmaxMarginalAction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, weights: torch.Tensor, batch: CopyTaskBatch, beta: float, prior_variance: float):
-        R, V = weights.shape[0], batch.V
-        forward_pass, _ = kernels(V)
-        L = weights.shape[-1] - V
-        tables = _query_tables(weights.detach(), V)
-        C, B, D = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V), weights.new_zeros(R)
-        previous_sum = weights.new_zeros(R)
-        groups = []
-        for group in batch.run_major_groups(cache_blocks=False):
-            R_g, P, _, _ = group.one_hot.shape
-            saved = (torch.empty(R_g, P, L, V, dtype=weights.dtype), torch.empty(R_g, P, L, dtype=weights.dtype),
-                     torch.empty(R_g, P, L, dtype=weights.dtype))  # design, normaliser, previous
-            forward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *tables,
-                         *(t.numpy() for t in saved), C.numpy(), B.numpy(), D.numpy(), previous_sum.numpy())
-            groups.append((group, saved))
+        passes = _CompiledPasses(weights, batch)
+        C, B, D, V = passes.C, passes.B, passes.D, batch.V
         epsilon = beta * prior_variance
-        identity = torch.eye(V, dtype=C.dtype)
-        factor, info = torch.linalg.cholesky_ex(identity + epsilon * C)
+        factor, info = torch.linalg.cholesky_ex(torch.eye(V, dtype=C.dtype) + epsilon * C)
         factor = torch.where((info == 0)[:, None, None], factor, torch.nan)  # non-finite logits: a NaN action
         readout = epsilon * torch.cholesky_solve(B, factor)  # W-hat = eps M^{-1} B
         action = (0.5 * beta * (D - (B * readout).sum(dim=(-2, -1)))
                   + V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(-1))
-        counts = batch.counts.to(weights.dtype) * L
-        ctx.groups, ctx.tables, ctx.counts, ctx.shape = groups, tables, counts, weights.shape
-        ctx.of_design, ctx.of_targets = design_coefficients(readout, factor, beta, epsilon)
-        return action, previous_sum / counts
+        ctx.passes, ctx.counts = passes, batch.counts.to(weights.dtype) * (weights.shape[-1] - V)
+        ctx.coefficients = design_coefficients(readout, factor, beta, epsilon)
+        return action, passes.previous_sum / ctx.counts
 
     @staticmethod
     def backward(ctx, action_gradient, previous_gradient):
-        _, backward_pass = kernels(ctx.of_design.shape[-1])
         zeros = torch.zeros_like(ctx.counts)
         action_gradient = zeros if action_gradient is None else action_gradient
         per_previous = zeros if previous_gradient is None else previous_gradient / ctx.counts
-        gradient = torch.zeros(ctx.shape, dtype=ctx.counts.dtype)
-        arguments = (ctx.of_design.numpy(), ctx.of_targets.numpy(), action_gradient.contiguous().numpy(),
-                     per_previous.contiguous().numpy(), gradient.numpy())
-        for group, saved in ctx.groups:
-            backward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *ctx.tables,
-                          *(t.numpy() for t in saved), *arguments)
-        return gradient, None, None, None
+        return ctx.passes.weight_gradient(*ctx.coefficients, action_gradient, per_previous), None, None, None
+
+
+class SoftmaxSquaredErrors(torch.autograd.Function):
+    r""":math:`\sum_\mu\|Y^\mu - \Phi^\mu W\|^2 = D - 2\langle W, B\rangle + \langle W, CW\rangle` per run ``(R,)``, the
+    joint potential's data term, differentiable in ``weights`` and ``readout (R, V, V)``:
+    :math:`\bar\Phi = \bar E\,(\Phi\, 2WW^\top - Y\, 2W^\top)`, :math:`\bar W = 2\bar E\,(CW - B)`.
+
+    ``apply(weights, readout, batch)``.  From the statistics, so large terms cancel where the fit is
+    close: float64 only (the residual-by-residual tensor path serves float32).
+    """
+
+    @staticmethod
+    def forward(ctx, weights: torch.Tensor, readout: torch.Tensor, batch: CopyTaskBatch):
+        passes = _CompiledPasses(weights, batch)
+        ctx.passes, ctx.readout = passes, readout.detach()
+        return passes.D - 2 * (readout * passes.B).sum(dim=(-2, -1)) + (readout * (passes.C @ readout)).sum(dim=(-2, -1))
+
+    @staticmethod
+    def backward(ctx, errors_gradient):
+        W, passes = ctx.readout, ctx.passes
+        weights_gradient = passes.weight_gradient(2 * W @ W.transpose(-1, -2), 2 * W.transpose(-1, -2), errors_gradient,
+                                                  torch.zeros_like(errors_gradient))
+        return weights_gradient, 2 * errors_gradient[:, None, None] * (passes.C @ W - passes.B), None
