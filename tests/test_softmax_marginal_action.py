@@ -1,7 +1,8 @@
 """Softmax model T's compiled marginal action and a_G with the derived backward against the autograd path (the oracle).
 
 Potentials and gradients must agree to a stated number of rounding units on random weights and data, and a
-planted coefficient change in the derived backward must fail the same comparison.
+planted coefficient change in the derived backward must fail the same comparison.  V is drawn from {2, 4}
+only: the loops are compiled once per V and dtype in each process (30 s at load 10 on 2 cores).
 """
 
 import pytest
@@ -50,7 +51,7 @@ def _agrees(found: torch.Tensor, expected: torch.Tensor, dtype=torch.float64, un
 
 
 @settings(max_examples=12, deadline=None)
-@given(st.sampled_from([4, 5, 8, 12, 16]), st.integers(2, 5), st.lists(st.integers(1, 40), min_size=1, max_size=4),
+@given(st.sampled_from([4, 5, 8, 12, 16]), st.sampled_from([2, 4]), st.lists(st.integers(1, 40), min_size=1, max_size=4),
        st.integers(0, 10_000), st.sampled_from(["raw", "centred"]))
 def test_compiled_action_and_gradient_equal_autograd(L, V, counts, seed, targets):
     (compiled, oracle), batch, generator = _pair(L, V, counts, seed, targets)
@@ -106,7 +107,7 @@ def _planted_previous(monkeypatch):
 
 @pytest.mark.parametrize("plant", [_planted_occam, _planted_previous])
 def test_a_planted_coefficient_change_fails_the_comparison(monkeypatch, plant):
-    (compiled, oracle), batch, generator = _pair(8, 3, [20, 25], 11)
+    (compiled, oracle), batch, generator = _pair(8, 4, [20, 25], 11)
     action_weight = torch.randn(2, generator=generator, dtype=torch.float64)
     bias_weight = 50 * torch.randn(2, generator=generator, dtype=torch.float64)
     expected = _potential_and_gradient(oracle, batch, action_weight, bias_weight)
@@ -118,7 +119,7 @@ def test_a_planted_coefficient_change_fails_the_comparison(monkeypatch, plant):
 
 
 @settings(max_examples=6, deadline=None)
-@given(st.sampled_from([4, 8, 16]), st.integers(2, 4), st.lists(st.integers(1, 30), min_size=1, max_size=3),
+@given(st.sampled_from([4, 8, 16]), st.sampled_from([2, 4]), st.lists(st.integers(1, 30), min_size=1, max_size=3),
        st.integers(0, 10_000))
 def test_compiled_joint_potential_and_gradient_equal_autograd(L, V, counts, seed):
     """The joint potential U (training's Adam objective) from the compiled statistics: value and both gradients."""

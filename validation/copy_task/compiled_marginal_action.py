@@ -46,7 +46,7 @@ def kernels(V: int):
                      previous_sum):
         """Fill ``design (R_g, P, L, V)``, ``normaliser`` and ``previous (R_g, P, L)`` of the group's ``runs``, and add
         their ``C, B (R, V, V)``, ``D`` and ``previous_sum (R,)``; the query tables of all runs
-        ``by_key_token[r, u, l, v]`` :math:`= e_a[v]` and ``by_key_position[r, u, l, l']`` :math:`= e_b[l']`."""
+        ``by_key_token[r, u, i, v]`` :math:`= e_a[v]` and ``by_key_position[r, u, i, k]`` :math:`= e_b[k]` (query position i, key position k)."""
         R, P, L = tokens.shape
         keys = np.zeros((V, L), dtype=design.dtype)  # the sequence's one-hot rows, transposed
         for g in range(R):
@@ -55,10 +55,10 @@ def kernels(V: int):
                 x = tokens[g, m]
                 for k in range(L):
                     keys[x[k], k] = 1.0
-                for l in range(L):
-                    u = x[l]
-                    token_weights, weights = by_key_token[r, u, l], by_key_position[r, u, l]
-                    phi = design[g, m, l]
+                for i in range(L):
+                    u = x[i]
+                    token_weights, weights = by_key_token[r, u, i], by_key_position[r, u, i]
+                    phi = design[g, m, i]
                     total = 0.0
                     for v in range(V):
                         summed = 0.0
@@ -68,9 +68,9 @@ def kernels(V: int):
                         total += phi[v]
                     for v in range(V):
                         phi[v] /= total
-                    before = x[l - 1]
-                    normaliser[g, m, l] = total
-                    previous[g, m, l] = token_weights[before] * weights[l - 1] / total
+                    before = x[i - 1]
+                    normaliser[g, m, i] = total
+                    previous[g, m, i] = token_weights[before] * weights[i - 1] / total
                 for k in range(L):
                     keys[x[k], k] = 0.0
             phi, y = design[g].reshape(-1, V), targets[g].reshape(-1, V)
@@ -93,11 +93,11 @@ def kernels(V: int):
             r = runs[g]
             for m in range(P):
                 x = tokens[g, m]
-                for l in range(L):
-                    u = x[l]
-                    token_weights, weights = by_key_token[r, u, l], by_key_position[r, u, l]
-                    phi, y = design[g, m, l], targets[g, m, l]
-                    weighted_previous = previous_gradient[r] * previous[g, m, l]
+                for i in range(L):
+                    u = x[i]
+                    token_weights, weights = by_key_token[r, u, i], by_key_position[r, u, i]
+                    phi, y = design[g, m, i], targets[g, m, i]
+                    weighted_previous = previous_gradient[r] * previous[g, m, i]
                     projected = weighted_previous
                     for v in range(V):
                         total = 0.0
@@ -105,25 +105,25 @@ def kernels(V: int):
                             total += phi[w] * of_design[r, w, v] - y[w] * of_targets[r, w, v]
                         phi_gradient[v] = action_gradient[r] * total
                         projected += phi[v] * phi_gradient[v]
-                    scale = 1.0 / normaliser[g, m, l]
+                    scale = 1.0 / normaliser[g, m, i]
                     for v in range(V):
                         difference = phi_gradient[v] - projected
                         token_part = phi[v] * difference
                         gradient[r, u, v] += token_part
-                        gradient[r, V + l, v] += token_part
+                        gradient[r, V + i, v] += token_part
                         centred[v] = difference * token_weights[v] * scale  # H
-                    before = x[l - 1]
+                    before = x[i - 1]
                     gradient[r, u, before] += weighted_previous
-                    gradient[r, V + l, before] += weighted_previous
+                    gradient[r, V + i, before] += weighted_previous
                     for k in range(L):
                         at_key[k] = centred[x[k]]
-                    by_token, by_position = gradient[r, u, V:], gradient[r, V + l, V:]
+                    by_token, by_position = gradient[r, u, V:], gradient[r, V + i, V:]
                     for k in range(L):
                         entry = weights[k] * at_key[k]
                         by_token[k] += entry
                         by_position[k] += entry
-                    by_token[l - 1] += weighted_previous
-                    by_position[l - 1] += weighted_previous
+                    by_token[i - 1] += weighted_previous
+                    by_position[i - 1] += weighted_previous
 
     _kernels[V] = (forward_pass, backward_pass)
     return _kernels[V]

@@ -227,7 +227,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(cost)
-    summary["gradient"] = "compiled" if model.compiled_action else "autograd"
+    summary["gradient"] = model.gradient_path
     summary["gradients"] = (config["warmup"] + config["draws"]) * (config["leapfrog"] + 1)
     summary["seconds"] = time.perf_counter() - started
     return summary

@@ -79,6 +79,11 @@ class CopyAttentionModel(torch.nn.Module):
         return self.attention_logits.weights
 
     @property
+    def gradient_path(self) -> str:
+        """``compiled`` where :attr:`compiled_action` holds, else ``autograd``: what a run records of its gradient."""
+        return "compiled" if self.compiled_action else "autograd"
+
+    @property
     def readout(self) -> torch.nn.Parameter:
         """:math:`W`, ``(R, V, V)``."""
         return self.head.readout
