@@ -23,7 +23,8 @@ import numpy as np
 
 from emergence.base.runtime import resolve_device, torch_threads
 from emergence.benchmarks.harness import compare
-from emergence.benchmarks.posterior_gradient import WORK_COUNTED, work_per_query
+from emergence.benchmarks.posterior_gradient import WORK_COUNTED
+from emergence.validation.copy_task.compiled_marginal_action import work_per_query
 from emergence.benchmarks.training_sweeps import TORCH_WORK
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.experiment import point_config, sweep_model

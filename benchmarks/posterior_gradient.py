@@ -8,10 +8,8 @@ float64), at the sizes of the posterior study: ``R`` runs (umbrella windows x ch
 same model with ``compiled_action=False`` (the autograd path, the sampler's gradient before).  Both sides
 in this process, interleaved, one torch thread (as the sampler runs).  ``ratio`` = autograd / compiled.
 
-Work (counted, not timed, per query :math:`(r, \mu, \ell)`): forward :math:`2VL + L + 4V^2 + 7V` flops
-(key sums, softmax, the readout statistics), backward :math:`4V^2 + 10V + 5L`; traffic :math:`32V + 48`
-bytes (the saved design, normaliser and :math:`A_{\ell,\ell-1}`, written once and read once, and the
-targets and tokens read by both passes).  The row's fraction is of the float64 matmul rate;
+Work (counted, not timed): the loops' per-query model
+(:func:`~emergence.validation.copy_task.compiled_marginal_action.work_per_query`).  The row's fraction is of the float64 matmul rate;
 ``engine_bytes`` and ``achieved_bytes_per_second`` give the traffic model's rate against the copy bandwidth.
 """
 
@@ -21,6 +19,7 @@ import torch
 
 from emergence.base.runtime import torch_threads
 from emergence.benchmarks.harness import compare
+from emergence.validation.copy_task.compiled_marginal_action import work_per_query
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.free_energy import start_windows, training_data_seed
@@ -29,7 +28,7 @@ from emergence.validation.copy_task.models import CopyAttentionModel
 SIZES = ((8, 272, 20), (16, 650, 32), (24, 1200, 32))
 """(L, P, runs): L = 8 at the top of its P grid (5 windows x 4 chains), L = 16 and 24 at 8 windows x 4 chains."""
 V, KAPPA = 4, 200.0
-WORK_COUNTED = "per-query model of the compiled loops (module docstring)"
+WORK_COUNTED = "per-query model of the compiled loops (compiled_marginal_action.work_per_query)"
 
 
 def gradient_call(L: int, P: int, runs: int, compiled: bool):
@@ -45,11 +44,6 @@ def gradient_call(L: int, P: int, runs: int, compiled: bool):
         return torch.autograd.grad((action + 0.5 * KAPPA * (aG - centres) ** 2).sum(), model.logit_weights)[0]
 
     return gradient
-
-
-def work_per_query(L: int, V: int) -> tuple[int, int]:
-    """(flops, bytes) per query of one compiled forward and backward, the module docstring's model."""
-    return 2 * V * L + L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L, 32 * V + 48
 
 
 def work(L: int, P: int, runs: int) -> tuple[float, float]:

@@ -19,7 +19,8 @@ import torch
 
 from emergence.benchmarks.hardware_limits import torch_sides
 from emergence.benchmarks.harness import compare
-from emergence.benchmarks.posterior_gradient import WORK_COUNTED, work_per_query
+from emergence.benchmarks.posterior_gradient import WORK_COUNTED
+from emergence.validation.copy_task.compiled_marginal_action import work_per_query
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel

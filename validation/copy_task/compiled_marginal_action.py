@@ -26,6 +26,14 @@ GRADIENT_ENVIRONMENT = "EMERGENCE_MARGINAL_GRADIENT"
 _kernels: dict = {}
 
 
+def work_per_query(L: int, V: int) -> tuple[int, int]:
+    """(flops, bytes) per query of one forward and backward of the loops, a model (not a count): forward
+    :math:`2VL + L + 4V^2 + 7V` flops (key sums, softmax, the readout statistics), backward :math:`4V^2 + 10V + 5L`;
+    :math:`32V + 48` bytes (the saved design, normaliser and :math:`A_{\\ell,\\ell-1}` written once and read once,
+    targets and tokens read by both passes)."""
+    return 2 * V * L + L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L, 32 * V + 48
+
+
 def compiled_action_available() -> bool:
     """Whether Numba is installed and the compiled action is not switched off by the environment."""
     if os.environ.get(GRADIENT_ENVIRONMENT, "").lower() == "autograd":

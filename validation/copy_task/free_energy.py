@@ -19,7 +19,8 @@ Reported per point: the profile :math:`F(a_G)`, the copy-basin mass above ``divi
 :math:`\Delta F = F_{\rm copy} - F_{\rm uniform}`, the unbiased posterior mean of :math:`a_G`, each
 window's rank-normalised :math:`\hat R` and bulk ESS (ArviZ), MBAR's smallest neighbour overlap,
 the HMC acceptance, and the cost: seconds per batched gradient and its FLOPs
-(``torch.utils.flop_counter``), from which the command reports the fraction of the machine's
+(``torch.utils.flop_counter``, or the compiled loops' per-query model where softmax model T uses them;
+``gradient`` says which path ran), from which the command reports the fraction of the machine's
 measured FLOP/s.
 
 **The self-averaging probe** (``data_multiple`` :math:`k`).  The posterior theory replaces the data
@@ -132,8 +133,9 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
             "g": copy_logit}
 
 
-def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[str, float]:
-    """Seconds and FLOPs of one batched gradient of ``potential()`` (FLOPs from ``torch.utils.flop_counter``)."""
+def gradient_cost(potential, parameter: torch.Tensor, flops: float | None = None, repeats: int = 5) -> dict[str, float]:
+    """Seconds and FLOPs of one batched gradient of ``potential()``: ``flops`` where the caller counts them (the
+    compiled loops' model), else ``torch.utils.flop_counter``'s count."""
     from torch.utils.flop_counter import FlopCounterMode
 
     with FlopCounterMode(display=False) as counter:
@@ -142,7 +144,7 @@ def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[
     for _ in range(repeats):
         torch.autograd.grad(potential().sum(), parameter)
     return {"seconds_per_gradient": (time.perf_counter() - started) / repeats,
-            "flops_per_gradient": float(counter.get_total_flops())}
+            "flops_per_gradient": float(counter.get_total_flops()) if flops is None else flops}
 
 
 def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
@@ -191,7 +193,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
     sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),
                   leapfrog_steps=config["leapfrog"], generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
-    cost = gradient_cost(potential, model.logit_weights)
+    cost = gradient_cost(potential, model.logit_weights, model.compiled_flops(batch))
     samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record)
     observed = {key: value.cpu().numpy().reshape(len(centres), chains, -1) for key, value in samples.items()
                 if key in ("aG", "c1", "cG")}

@@ -42,7 +42,7 @@ from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.positional_logits import PositionalLogits
-from emergence.validation.copy_task.compiled_marginal_action import compiled_action_available
+from emergence.validation.copy_task.compiled_marginal_action import compiled_action_available, work_per_query
 from emergence.validation.copy_task.readout_head import ReadoutHead
 from emergence.validation.copy_task.softmax_marginal_action import SoftmaxMarginalAction, SoftmaxSquaredErrors
 from emergence.validation.copy_task.token_position_logits import TokenPositionLogits
@@ -77,6 +77,11 @@ class CopyAttentionModel(torch.nn.Module):
     def logit_weights(self) -> torch.nn.Parameter:
         r""":math:`\theta`: ``(R, L, L)`` (model M) or ``(R, V + L, V + L)`` (model T)."""
         return self.attention_logits.weights
+
+    def compiled_flops(self, batch: CopyTaskBatch) -> float | None:
+        """Flops of one gradient by the compiled loops' per-query model
+        (:func:`~emergence.validation.copy_task.compiled_marginal_action.work_per_query`); ``None`` on the autograd path."""
+        return float(batch.counts.sum()) * self.L * work_per_query(self.L, self.V)[0] if self.compiled_action else None
 
     @property
     def gradient_path(self) -> str:
