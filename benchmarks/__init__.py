@@ -12,5 +12,6 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "emergence.benchmarks.training_sweeps",
     "emergence.benchmarks.batched_sweep",
     "emergence.benchmarks.sgld",
+    "emergence.benchmarks.posterior_gradient",
     "emergence.benchmarks.token_metrics",
 )

@@ -23,6 +23,8 @@ import numpy as np
 
 from emergence.base.runtime import resolve_device, torch_threads
 from emergence.benchmarks.harness import compare
+from emergence.benchmarks.posterior_gradient import WORK_COUNTED
+from emergence.validation.copy_task.compiled_marginal_action import work_per_query
 from emergence.benchmarks.training_sweeps import TORCH_WORK
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.experiment import point_config, sweep_model
@@ -54,14 +56,18 @@ def trainer(configs: list[dict], device: str):
     return train
 
 
-def step_flops(configs: list[dict], device: str) -> int:
-    """Floating-point operations of one batched step (the action and its gradient; matmul-like operators, torch's ``FlopCounterMode``)."""
+def step_flops(configs: list[dict], device: str) -> tuple[int, str]:
+    """Floating-point operations of one batched step (the action and its gradient) and how they were counted:
+    the compiled loops' per-query model where the model uses them, else torch's ``FlopCounterMode``
+    (matmul-like operators)."""
     from torch.utils.flop_counter import FlopCounterMode
 
     batch, _, model, _ = sweep_model(configs, device)
+    if model.compiled_action:
+        return int(batch.counts.sum()) * L * work_per_query(L, V)[0], WORK_COUNTED
     with FlopCounterMode(display=False) as counter:
         model.marginal_potential(batch).sum().backward()
-    return counter.get_total_flops()
+    return counter.get_total_flops(), TORCH_WORK
 
 
 def run(quick: bool) -> list[dict]:
@@ -70,6 +76,7 @@ def run(quick: bool) -> list[dict]:
     steps, repeats = (3, 1) if quick else (20, 5)
     configs = sweep(steps)
     cores = os.cpu_count() if device == "cpu" else None
+    flops, counted = step_flops(configs, device)
     with torch_threads(cores):
         batched = trainer(configs, device)
         loop = [trainer([config], device) for config in configs]
@@ -80,8 +87,7 @@ def run(quick: bool) -> list[dict]:
             lambda: [train() for train in loop],
             repeats=repeats,
             detail=f"softmax model T, marginal Adam, P in {P_GRID[0]}..{P_GRID[-1]}, 1 seed x 2 starts per point",
-            cores=cores, engine_flops=steps * step_flops(configs, device), engine_dtype="float32",
-            work_counted=TORCH_WORK,
+            cores=cores, engine_flops=steps * flops, engine_dtype="float32", work_counted=counted,
         )]
 
 

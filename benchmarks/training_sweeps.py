@@ -19,6 +19,8 @@ import torch
 
 from emergence.benchmarks.hardware_limits import torch_sides
 from emergence.benchmarks.harness import compare
+from emergence.benchmarks.posterior_gradient import WORK_COUNTED
+from emergence.validation.copy_task.compiled_marginal_action import work_per_query
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
@@ -91,8 +93,11 @@ def step_flops(counts, seeds, convention, device="cpu", make_optimiser=None) -> 
 def _one(architecture: str, attention: str, steps: int, repeats: int, device: str) -> dict:
     convention = CopyTaskConvention(architecture=architecture, attention=attention)
     counts, seeds = sweep_runs()
-    work = {"engine_flops": steps * step_flops(counts, seeds, convention, device), "engine_dtype": "float64",
-            "work_counted": TORCH_WORK}
+    if CopyAttentionModel(1, L, V, convention, device=device).compiled_action:  # the compiled loops' per-query model
+        work = {"engine_flops": steps * sum(counts) * L * work_per_query(L, V)[0], "work_counted": WORK_COUNTED}
+    else:
+        work = {"engine_flops": steps * step_flops(counts, seeds, convention, device), "work_counted": TORCH_WORK}
+    work["engine_dtype"] = "float64"
     return work | compare(
         f"copy sweep {architecture}/{attention} Adam",
         f"64 runs, L={L}, V={V}, {steps} steps, {device}",

@@ -65,6 +65,7 @@ class CopyTaskBatch:
     _statistics: tuple | None = field(default=None, repr=False)
     _one_hot: torch.Tensor | None = field(default=None, repr=False)
     _run_major: tuple[RunMajorGroup, ...] | None = field(default=None, repr=False)
+    _by_count: tuple[RunMajorGroup, ...] | None = field(default=None, repr=False)
 
     @property
     def runs(self) -> int:
@@ -76,35 +77,45 @@ class CopyTaskBatch:
             self._one_hot = torch.nn.functional.one_hot(self.tokens, self.V).to(self.targets.dtype)
         return self._one_hot
 
-    def run_major_groups(self) -> tuple["RunMajorGroup", ...]:
+    def run_major_groups(self, cache_blocks: bool = True) -> tuple["RunMajorGroup", ...]:
         """The data laid out run by run, one :class:`RunMajorGroup` per distinct count :math:`P_r` (cached).
 
         Runs with equal :math:`P_r` share one group, so no run is padded: a sweep point (every
         run at one :math:`P`) is a single group, and a batch mixing :math:`P` values costs
-        :math:`\\sum_r P_r` sequences, not :math:`R \\max_r P_r`.
+        :math:`\\sum_r P_r` sequences, not :math:`R \\max_r P_r`.  With ``cache_blocks`` (the tensor
+        paths) a CPU group is split further into blocks of :data:`GROUP_ELEMENTS`; without it (the compiled
+        loops, which stream each sequence once) each count is one group.
         """
+        if not cache_blocks:
+            if self._by_count is None:
+                self._by_count = self._grouped(split=False)
+            return self._by_count
         if self._run_major is None:
-            counts = self.counts.long()
-            order = torch.argsort(self.run, stable=True)
-            starts = torch.cumsum(counts, 0) - counts
-            groups = []
-            L = self.tokens.shape[1]
-            for count in torch.unique(counts).tolist():
-                equal = torch.nonzero(counts == count).flatten()
-                per_group = max(1, GROUP_ELEMENTS // (count * L * L)) if self.one_hot().is_cpu else len(equal)
-                for runs in torch.split(equal, per_group):
-                    sequences = order[starts[runs][:, None] + torch.arange(count, device=order.device)]
-                    groups.append(
-                        RunMajorGroup(
-                            runs=runs,
-                            sequences=sequences,
-                            one_hot=self.one_hot()[sequences],
-                            targets=self.targets[sequences],
-                            tokens=self.tokens[sequences],
-                        )
-                    )
-            self._run_major = tuple(groups)
+            self._run_major = self._grouped(split=True)
         return self._run_major
+
+    def _grouped(self, split: bool) -> tuple["RunMajorGroup", ...]:
+        """The groups of :meth:`run_major_groups`, CPU ones split into cache blocks if ``split``."""
+        counts = self.counts.long()
+        order = torch.argsort(self.run, stable=True)
+        starts = torch.cumsum(counts, 0) - counts
+        groups = []
+        L = self.tokens.shape[1]
+        for count in torch.unique(counts).tolist():
+            equal = torch.nonzero(counts == count).flatten()
+            per_group = max(1, GROUP_ELEMENTS // (count * L * L)) if split and self.one_hot().is_cpu else len(equal)
+            for runs in torch.split(equal, per_group):
+                sequences = order[starts[runs][:, None] + torch.arange(count, device=order.device)]
+                groups.append(
+                    RunMajorGroup(
+                        runs=runs,
+                        sequences=sequences,
+                        one_hot=self.one_hot()[sequences],
+                        targets=self.targets[sequences],
+                        tokens=self.tokens[sequences],
+                    )
+                )
+        return tuple(groups)
 
     def statistics(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``K[r,j,k,u,w]``, ``Q[r,i,j,u,v]`` (both ``(R,L,L,V,V)``) and ``D (R,)`` of the module docstring (cached)."""

@@ -19,7 +19,8 @@ Reported per point: the profile :math:`F(a_G)`, the copy-basin mass above ``divi
 :math:`\Delta F = F_{\rm copy} - F_{\rm uniform}`, the unbiased posterior mean of :math:`a_G`, each
 window's rank-normalised :math:`\hat R` and bulk ESS (ArviZ), MBAR's smallest neighbour overlap,
 the HMC acceptance, and the cost: seconds per batched gradient and its FLOPs
-(``torch.utils.flop_counter``), from which the command reports the fraction of the machine's
+(``torch.utils.flop_counter``, or the compiled loops' per-query model where softmax model T uses them;
+``gradient`` says which path ran), from which the command reports the fraction of the machine's
 measured FLOP/s.
 
 **The self-averaging probe** (``data_multiple`` :math:`k`).  The posterior theory replaces the data
@@ -78,7 +79,7 @@ def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention
     return config
 
 
-def _start(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
+def start_windows(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -> None:
     r"""Each run at a prior draw of :math:`W_{QK}` plus :math:`g S` in the position block, with :math:`g` set for its window's centre."""
     L, V = model.L, model.V
     generator = torch.Generator().manual_seed(int(seed))
@@ -132,8 +133,9 @@ def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: fl
             "g": copy_logit}
 
 
-def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[str, float]:
-    """Seconds and FLOPs of one batched gradient of ``potential()`` (FLOPs from ``torch.utils.flop_counter``)."""
+def gradient_cost(potential, parameter: torch.Tensor, flops: float | None = None, repeats: int = 5) -> dict[str, float]:
+    """Seconds and FLOPs of one batched gradient of ``potential()``: ``flops`` where the caller counts them (the
+    compiled loops' model), else ``torch.utils.flop_counter``'s count."""
     from torch.utils.flop_counter import FlopCounterMode
 
     with FlopCounterMode(display=False) as counter:
@@ -142,7 +144,7 @@ def gradient_cost(potential, parameter: torch.Tensor, repeats: int = 5) -> dict[
     for _ in range(repeats):
         torch.autograd.grad(potential().sum(), parameter)
     return {"seconds_per_gradient": (time.perf_counter() - started) / repeats,
-            "flops_per_gradient": float(counter.get_total_flops())}
+            "flops_per_gradient": float(counter.get_total_flops()) if flops is None else flops}
 
 
 def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
@@ -168,7 +170,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     model = CopyAttentionModel(runs, L, V, convention, device=device)
     run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
     if config["attention"] == "softmax":
-        _start(model, run_centres, config["seed"])
+        start_windows(model, run_centres, config["seed"])
 
         def record():
             bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
@@ -191,7 +193,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
     sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),
                   leapfrog_steps=config["leapfrog"], generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
-    cost = gradient_cost(potential, model.logit_weights)
+    cost = gradient_cost(potential, model.logit_weights, model.compiled_flops(batch))
     samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record)
     observed = {key: value.cpu().numpy().reshape(len(centres), chains, -1) for key, value in samples.items()
                 if key in ("aG", "c1", "cG")}
@@ -227,6 +229,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(cost)
+    summary["gradient"] = model.gradient_path
     summary["gradients"] = (config["warmup"] + config["draws"]) * (config["leapfrog"] + 1)
     summary["seconds"] = time.perf_counter() - started
     return summary

@@ -42,7 +42,9 @@ from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import CopyTaskBatch
 from emergence.validation.copy_task.positional_logits import PositionalLogits
+from emergence.validation.copy_task.compiled_marginal_action import compiled_action_available, work_per_query
 from emergence.validation.copy_task.readout_head import ReadoutHead
+from emergence.validation.copy_task.softmax_marginal_action import SoftmaxMarginalAction, SoftmaxSquaredErrors
 from emergence.validation.copy_task.token_position_logits import TokenPositionLogits
 
 STARTS: tuple[str, ...] = ("uniform", "copy")
@@ -54,7 +56,8 @@ LOGITS = {"M": PositionalLogits, "T": TokenPositionLogits}
 class CopyAttentionModel(torch.nn.Module):
     """``R`` independent one-layer attention models: ``attention_logits`` then ``head`` (see the module docstring)."""
 
-    def __init__(self, runs: int, L: int, V: int, convention: CopyTaskConvention, dtype=torch.float64, device="cpu"):
+    def __init__(self, runs: int, L: int, V: int, convention: CopyTaskConvention, dtype=torch.float64, device="cpu",
+                 compiled_action: bool | None = None):
         super().__init__()
         if runs < 1 or L < 2 or V < 2:
             raise InvalidSizeError(f"need runs >= 1, L >= 2, V >= 2; got runs={runs}, L={L}, V={V}")
@@ -64,11 +67,26 @@ class CopyAttentionModel(torch.nn.Module):
         self.beta = convention.beta(L, V)
         self.attention_logits = LOGITS[convention.architecture](runs, L, V, convention, dtype=dtype, device=device)
         self.head = ReadoutHead(runs, V, self.readout_prior_variance, self.beta, dtype=dtype, device=device)
+        compiled = (convention.architecture, convention.attention) == ("T", "softmax") and torch.device(device).type == "cpu"
+        self.compiled_action = compiled and (compiled_action_available() if compiled_action is None else compiled_action)
+        """Softmax model T on a CPU: the marginal action and :math:`a_G` from the compiled loops with the derived
+        gradient (:mod:`~emergence.validation.copy_task.softmax_marginal_action`); False: the autograd path (the
+        tests' oracle).  Default: where Numba is installed."""
 
     @property
     def logit_weights(self) -> torch.nn.Parameter:
         r""":math:`\theta`: ``(R, L, L)`` (model M) or ``(R, V + L, V + L)`` (model T)."""
         return self.attention_logits.weights
+
+    def compiled_flops(self, batch: CopyTaskBatch) -> float | None:
+        """Flops of one gradient by the compiled loops' per-query model
+        (:func:`~emergence.validation.copy_task.compiled_marginal_action.work_per_query`); ``None`` on the autograd path."""
+        return float(batch.counts.sum()) * self.L * work_per_query(self.L, self.V)[0] if self.compiled_action else None
+
+    @property
+    def gradient_path(self) -> str:
+        """``compiled`` where :attr:`compiled_action` holds, else ``autograd``: what a run records of its gradient."""
+        return "compiled" if self.compiled_action else "autograd"
 
     @property
     def readout(self) -> torch.nn.Parameter:
@@ -94,9 +112,14 @@ class CopyAttentionModel(torch.nn.Module):
         r""":math:`\sum_{\mu \in r} \|Y^\mu - F^\mu\|^2`, shape ``(R,)``.
 
         Model M from the readout statistics (cost independent of :math:`P`):
-        :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`; model T residual by residual
-        (no cancellation between large terms, which matters in float32), cost :math:`O(P L^2 V)` per run.
+        :math:`D - 2\langle W, B\rangle + \langle W, C W\rangle`; softmax model T in float64 with
+        :attr:`compiled_action` from the same statistics by the compiled loops
+        (:class:`~emergence.validation.copy_task.softmax_marginal_action.SoftmaxSquaredErrors`); otherwise model T
+        residual by residual (no cancellation between large terms, which matters in float32), cost
+        :math:`O(P L^2 V)` per run.
         """
+        if self.compiled_action and self.readout.dtype == torch.float64:
+            return SoftmaxSquaredErrors.apply(self.logit_weights, self.readout, batch)
         return self.attention_logits.squared_errors(batch, self.head)
 
     def readout_statistics(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -116,7 +139,13 @@ class CopyAttentionModel(torch.nn.Module):
 
         the posterior over the attention weights :math:`e^{-S(\theta)}` that the theory reduces.
         """
+        if self.compiled_action:
+            return self.logit_prior_energy() + self._compiled_action(batch)[0]
         return self.head.marginal_potential(*self.readout_statistics(batch), self.logit_prior_energy())
+
+    def _compiled_action(self, batch: CopyTaskBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The data part of the marginal action and :math:`a_G`, each ``(R,)``, by the compiled loops."""
+        return SoftmaxMarginalAction.apply(self.logit_weights, batch, self.beta, self.readout_prior_variance)
 
     def previous_token_attention(self, batch: CopyTaskBatch) -> torch.Tensor:
         r"""Softmax model T's :math:`a_G = \frac{1}{P_r L}\sum_\mu\sum_\ell A^\mu_{\ell,\ell-1}` per run, ``(R,)`` (differentiable)."""
@@ -129,6 +158,9 @@ class CopyAttentionModel(torch.nn.Module):
         The umbrella sampler needs both at every gradient; sharing the exponentiated tables saves
         one of the two passes.  ``action=False`` skips the readout statistics (returns ``None`` for the action).
         """
+        if action and self.compiled_action:
+            data, previous = self._compiled_action(batch)
+            return self.logit_prior_energy() + data, previous
         statistics, previous = self.attention_logits.previous_attention_statistics(batch, with_statistics=action)
         if statistics is None:
             return None, previous
