@@ -62,7 +62,7 @@ def test_deeper_layers_name_parameters_too():
 
 
 @pytest.mark.parametrize("arguments, line", [
-    (["phase-diagram", "--attention", "softmax", "--L", "2", "--V", "8"], "--L must be an integer >= 3, got 2"),
+    (["phase-diagram", "--attention", "softmax", "--L", "2", "--V", "8"], "argument --L: L must be an integer >= 3, got 2"),
     (["associate", "synthetic", "--query", "the", "--top", "0"], "--top"),
     (["scaling", "--claim", "linear-second-order", "--law", "os"], "--law: 'os' is not allowed"),
 ])
