@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from emergence.base.errors import EmergenceError
+from emergence.base.errors import EmergenceError, InvalidArgumentError
 
 
 def resolve_device(device: str | None) -> str:
@@ -25,7 +25,7 @@ def resolve_device(device: str | None) -> str:
     if device not in ("cpu", "cuda"):
         raise EmergenceError(f"unknown device {device!r}; choose cpu or cuda")
     if device == "cuda" and not torch.cuda.is_available():
-        raise EmergenceError("--device cuda requested but torch sees no GPU; use --device cpu")
+        raise InvalidArgumentError("device", "cuda: torch sees no GPU; use {device} cpu", mentions=("device",))
     return device
 
 
