@@ -5,9 +5,11 @@ Minimises the mean-field free energy derived in :mod:`emergence.theory.copy_head
 
 .. math::
     F(c_1, c_G, t_u, t_v; P) = \frac{(c_1 + c_G)^2}{2s_1} + \frac{(L-1)c_G^2}{2s_G}
-    + (V^2 + LV)I(t_u) + (LV + L^2)I(t_v) + S_{\rm data}(q + \Delta, m, r + \Delta, n; P),
+    + (V + L - 1)[(V - 1)I(t_u) + (L - 1)I(t_v) + I(t_w)] + S_{\rm data}(q + \Delta, m, r + \Delta, n; P),
 
-:math:`\Delta = 2s_GL^2[t_u(1 + (L-1)/V) + t_v]`, over the variational mean :math:`(c_1, c_G)` and
+:math:`\Delta = 2s_GL^2[t_u(1 + (L-1)/V) + t_v]`, :math:`t_w = (Lt_u + Vt_v)/(V + L)` (the
+gauge-correct trial, ``trial="gauge"``, the default: the prior on the 2(V + L) - 1 flat directions;
+``"product"`` squeezes them too, entropy :math:`(V^2 + LV)I(t_u) + (LV + L^2)I(t_v)`), over the variational mean :math:`(c_1, c_G)` and
 the noise ratios :math:`(t_u, t_v)` (in :math:`\ln t`), reported in the gauge
 :math:`m = c_1 + Lc_G \ge 0` (F is even under :math:`(c_1, c_G) \to -(c_1, c_G)`).
 
@@ -45,6 +47,9 @@ from emergence.numerics.copy_head.posterior import posterior_mean_loss
 from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
 from emergence.numerics.order_parameters import copy_order_parameters, cyclic_shift
 from emergence.base.errors import EmergenceError
+
+TRIALS: tuple[str, ...] = ("gauge", "product")
+"""The trials of :func:`emergence.theory.copy_head.linear_posterior.noise_entropy` (gauge-correct first, the default)."""
 
 EVALUATION_SEQUENCES = 128
 """Held-out sequences per measurement, as in the posterior validation."""
@@ -141,11 +146,13 @@ class LinearPosteriorTheory:
     """The posterior free energy of linear model T at sizes ``L, V`` (the convention's scales); see the module docstring."""
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 256, seed: int = 0, kernels=None,
-                 sequences: int = EVALUATION_SEQUENCES):
+                 sequences: int = EVALUATION_SEQUENCES, trial: str = "gauge"):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
             raise EmergenceError("the linear posterior theory covers model T only (architecture=T)")
-        self.L, self.V = int(L), int(V)
+        if trial not in TRIALS:
+            raise EmergenceError(f"unknown trial {trial!r}; choose one of {', '.join(TRIALS)}")
+        self.L, self.V, self.trial = int(L), int(V), trial
         self.s1, self.sG, self.lam, self.beta = model_scales(kernels or generated_kernels(), "linear", L, V, convention)
         self.kernels = posterior_kernels()
         self.noise = LinearNoise.draw(self.L, self.V, draws, sequences, seed)
@@ -154,8 +161,12 @@ class LinearPosteriorTheory:
         return (P, self.L, self.V, self.s1, self.sG, self.lam, self.beta)
 
     def free_energy(self, c1, cG, t_u, t_v, P):
-        """:math:`F` and its gradient in ``(c1, cG, t_u, t_v)`` (generated kernel)."""
-        return self.kernels.linear_posterior_free_energy(c1, cG, t_u, t_v, *self._arguments(P))
+        """:math:`F` and its gradient in ``(c1, cG, t_u, t_v)`` (generated kernels) for the theory's trial."""
+        F, d1, dG, du, dv = self.kernels.linear_posterior_free_energy(c1, cG, t_u, t_v, *self._arguments(P))
+        if self.trial == "product":  # the gauge kernel less the entropy the flat directions release
+            shift, shift_u, shift_v = self.kernels.linear_posterior_gauge_shift(t_u, t_v, self.L, self.V)
+            F, du, dv = F - shift, du - shift_u, dv - shift_v
+        return F, d1, dG, du, dv
 
     def _minimise(self, P: float, x0, fix_symmetric: bool = False):
         def objective(x):

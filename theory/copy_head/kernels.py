@@ -218,16 +218,20 @@ def asymptotics_module() -> KernelModule:
 @lru_cache(maxsize=None)
 def linear_posterior_module() -> KernelModule:
     """Posterior level, linear attention (step 8): mean-field free energy with the bulk noise, its derivatives."""
-    from emergence.theory.copy_head.linear_posterior import linear_posterior_free_energy, noise_shift
+    from emergence.theory.copy_head.linear_posterior import gauge_trial_shift, linear_posterior_free_energy, noise_shift
     from emergence.theory.copy_head.posterior import t_u, t_v
 
     F = linear_posterior_free_energy("raw")
+    released = gauge_trial_shift()
     arguments = (c1, cG, t_u, t_v, P, L, V, s1, sG, lam, beta)
     kernels = (
         _kernel("linear_posterior_free_energy", arguments,
                 (("F", F),) + tuple((f"dF_d{v.name}", sp.diff(F, v)) for v in (c1, cG, t_u, t_v)),
                 "F(c1, cG, t_u, t_v): the linear saddle action at q + Delta, r + Delta plus the entropy of the "
-                "key-token (t_u) and key-position (t_v) noise of W_QK, and its gradient."),
+                "key-token (t_u) and key-position (t_v) noise of W_QK (gauge-correct trial), and its gradient."),
+        _kernel("linear_posterior_gauge_shift", (t_u, t_v, L, V),
+                (("shift", released),) + tuple((f"dshift_d{v.name}", sp.diff(released, v)) for v in (t_u, t_v)),
+                "F_gauge - F_product: the entropy the 2(V + L) - 1 flat directions release, and its gradient."),
         _kernel("linear_posterior_curvature", arguments,
                 (("d2F_dc1dc1", sp.diff(F, c1, 2)), ("d2F_dc1dcG", sp.diff(F, c1, cG)),
                  ("d2F_dcGdcG", sp.diff(F, cG, 2))),

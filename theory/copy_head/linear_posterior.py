@@ -52,6 +52,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from emergence.theory.copy_head.logit_gauge import embedding_moments
 from emergence.theory.copy_head.order_parameters import effective_linear_scales, linear_pattern, linear_prior_in_scales
 from emergence.theory.copy_head.patterns import attention_invariants
 from emergence.theory.copy_head.population import population_action, quadratic_form_average
@@ -119,18 +120,79 @@ def noise_shift() -> sp.Expr:
     return sp.factor(sp.simplify(solution[0][shift_q].subs(s_entry, entry_in_sG[0])))
 
 
+TRIALS: tuple[str, ...] = ("gauge", "product")
+"""The trials: ``gauge`` (the prior on the flat directions, the default) and ``product`` (every entry squeezed)."""
+
+
 @lru_cache(maxsize=None)
-def noise_entropy() -> sp.Expr:
-    r""":math:`(V^2 + LV)I(t_u) + (LV + L^2)I(t_v)`: the mean-field KL of the two noise block pairs."""
+def compressed_key_ratios() -> dict[str, sp.Expr]:
+    r"""The product trial's key covariance compressed to the keys' span, its eigen-ratios and multiplicities.
+
+    Per query row the product trial's key covariance is :math:`s\,D`,
+    :math:`D = \mathrm{diag}(t_u\mathbf 1_V, t_v\mathbf 1_L)`.  Every key embedding is orthogonal to
+    :math:`f = (\mathbf 1_V; -\mathbf 1_L)`, so linear attention (the logits themselves) sees only
+    :math:`D` compressed to :math:`f^\perp`: :math:`\Pi^\perp_V` (ratio :math:`t_u`, V - 1 times),
+    :math:`\Pi^\perp_L` (:math:`t_v`, L - 1 times), and in the plane of the unit ones-vectors
+    :math:`(n_V, n_L)` the unit vector orthogonal to :math:`f`, with ratio :math:`w^TDw`.
+
+    >>> sp.factor(compressed_key_ratios()["t_w"])
+    (L*t_u + V*t_v)/(L + V)
+    """
+    f_plane = sp.Matrix([sp.sqrt(V), -sp.sqrt(L)]) / sp.sqrt(V + L)  # f in (n_V, n_L)
+    w = sp.Matrix([sp.sqrt(L), sp.sqrt(V)]) / sp.sqrt(V + L)
+    if sp.simplify((f_plane.T * w)[0]) != 0 or sp.simplify((w.T * w)[0] - 1) != 0:
+        raise ArithmeticError("w is not the unit vector orthogonal to f in the ones-plane")
+    t_w = sp.simplify((w.T * sp.diag(t_u, t_v) * w)[0])
+    return {"t_u": V - 1, "t_v": L - 1, "t_w": t_w}
+
+
+@lru_cache(maxsize=None)
+def noise_entropy(trial: str = "gauge") -> sp.Expr:
+    r""":math:`\mathrm{KL}(Q\,\|\,\text{prior})` of the trial's noise (mean zero), in :math:`t_u, t_v`.
+
+    ``product``: every entry at its block's ratio, :math:`(V^2 + LV)I(t_u) + (LV + L^2)I(t_v)`.
+    ``gauge``: the product trial's marginal on the directions linear attention sees
+    (:math:`\mathcal Q\otimes\mathcal Q`, :math:`\mathcal Q = f^\perp` spanned by the embeddings, of
+    dimension :func:`~emergence.theory.copy_head.logit_gauge.embedding_moments` ``["query"].rank()`` = V + L - 1)
+    and the prior on the 2(V + L) - 1 flat ones (:math:`f\,d^T` and :math:`d\,f^T`), which cost nothing:
+
+    .. math:: (V + L - 1)\,[(V - 1)\,I(t_u) + (L - 1)\,I(t_v) + I(t_w)],\qquad t_w = \frac{Lt_u + Vt_v}{V + L}.
+
+    Unlike softmax (:func:`~emergence.theory.copy_head.posterior.trial_entropy`) the flat subspace is not
+    invariant under the product trial (:math:`d\,f^T` mixes the column types), so the gauge trial is the
+    product trial's marginal, not its restriction; both give the same attention law and data term.
+    """
+    if trial not in TRIALS:
+        raise ValueError(f"unknown trial {trial!r}; choose one of {TRIALS}")
     per_entry = mean_field_entropy_cost().subs(mu, 0)
-    blocks = logit_noise_blocks()
-    return (blocks["key_token"]["entries"] * per_entry.subs(t_var, t_u)
-            + blocks["key_position"]["entries"] * per_entry.subs(t_var, t_v))
+    if trial == "product":
+        blocks = logit_noise_blocks()
+        return (blocks["key_token"]["entries"] * per_entry.subs(t_var, t_u)
+                + blocks["key_position"]["entries"] * per_entry.subs(t_var, t_v))
+    query_rank = sp.expand(embedding_moments()["query"].rank())
+    ratios = compressed_key_ratios()
+    if sp.expand(ratios["t_u"] + ratios["t_v"] + 1 - query_rank) != 0:
+        raise ArithmeticError("the compressed key covariance does not have the embeddings' rank")
+    return query_rank * (ratios["t_u"] * per_entry.subs(t_var, t_u) + ratios["t_v"] * per_entry.subs(t_var, t_v)
+                         + per_entry.subs(t_var, ratios["t_w"]))
 
 
 @lru_cache(maxsize=None)
-def linear_posterior_free_energy(targets: str = "raw") -> sp.Expr:
-    r""":math:`F(c_1, c_G, t_u, t_v; P)`: the saddle action at :math:`q + \Delta, r + \Delta` plus the noise entropy.
+def gauge_trial_shift() -> sp.Expr:
+    r""":math:`F_{\rm gauge} - F_{\rm product}` at equal :math:`(c_1, c_G, t_u, t_v)`: the flat directions released.
+
+    At :math:`t_u = t_v = t` it is :math:`-(2(V + L) - 1)\,I(t)`, one :math:`I(t)` per flat direction:
+
+    >>> equal = gauge_trial_shift().subs({t_u: t_var, t_v: t_var})
+    >>> sp.factor(sp.expand_log(sp.simplify(equal), force=True))
+    -(2*L + 2*V - 1)*(t - log(t) - 1)/2
+    """
+    return sp.expand(noise_entropy("gauge") - noise_entropy("product"))
+
+
+@lru_cache(maxsize=None)
+def linear_posterior_free_energy(targets: str = "raw", trial: str = "gauge") -> sp.Expr:
+    r""":math:`F(c_1, c_G, t_u, t_v; P)`: the saddle action at :math:`q + \Delta, r + \Delta` plus the ``trial``'s noise entropy.
 
     Symbols: c1, cG, t_u, t_v, P, L, V, s1, sG, lam, beta (the linear kernels' scales).
     """
@@ -139,10 +201,10 @@ def linear_posterior_free_energy(targets: str = "raw") -> sp.Expr:
     data = population_action("cyclic", targets).subs(
         {q: invariants["q"] + shift, m: invariants["m"], r: invariants["r"] + shift, n: invariants["n"]},
         simultaneous=True)
-    return linear_prior_in_scales() + noise_entropy() + data
+    return linear_prior_in_scales() + noise_entropy(trial) + data
 
 
 __all__ = [
-    "k", "key_count_moments", "linear_posterior_free_energy", "noise_entropy", "noise_gram_per_row",
-    "noise_shift",
+    "TRIALS", "compressed_key_ratios", "gauge_trial_shift", "k", "key_count_moments", "linear_posterior_free_energy",
+    "noise_entropy", "noise_gram_per_row", "noise_shift",
 ]
