@@ -531,8 +531,10 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
 
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
     :math:`\Delta F = 0`), ``"hmc"`` (linear default: unbiased posterior means of :math:`c_1, c_G`)
-    or ``"replica-exchange"``.  ``P`` defaults to six points from P*/2.5 to 2P* of the posterior
-    theory (umbrella) or 8 to 1024, doubling (:data:`_LINEAR_GRID`).  ``settings``: the sampler's fields
+    or ``"replica-exchange"``, run by
+    :func:`~emergence.validation.copy_task.posterior_methods.run_posterior_validation`.  ``P`` defaults
+    to six points from P*/2.5 to 2P* of the posterior theory (umbrella) or 8 to 1024, doubling
+    (:data:`~emergence.validation.copy_task.posterior_methods.LINEAR_GRID`).  ``settings``: the sampler's fields
     (:data:`~emergence.validation.copy_task.free_energy.FREE_ENERGY_DEFAULTS` or, for replica
     exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns a
     :class:`~emergence.records.PosteriorValidation`: ``predicted``, ``saddle``, ``measured``, ``agreement``,
@@ -544,6 +546,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     from emergence.base.sweeps import sweep_folder
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
+    from emergence.validation.copy_task.posterior_methods import run_posterior_validation
 
     attention, L, V = _attention_sizes(attention, L, V, min_L=2)
     method = _check_posterior_options(attention, P, method, seed, executor, workers, out, theory_draws, progress, settings)
@@ -551,31 +554,8 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
     out = sweep_folder(out, "emergence-posterior-")
     pool = sweep_executor(executor, workers)
-    common = {"out": out, "executor": pool, "seed": seed, "progress": progress}
-    if method == "umbrella":
-        from emergence.validation.copy_task.posterior_free_energy import (
-            default_P_grid, posterior_P_star, run_free_energy_validation,
-        )
-
-        P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
-        if P is None:
-            if P_star is None:
-                raise InvalidArgumentError("P", f"is needed: the posterior theory has no P* on [20, 20000] at L={L}, V={V}")
-            P = default_P_grid(P_star)
-        report = run_free_energy_validation(L, V, convention, list(P), _sampler_settings(settings),
-                                            theory_draws=theory_draws, theory_P_star=P_star, **common)
-    elif method == "hmc":
-        from emergence.validation.copy_task.posterior_free_energy import run_linear_hmc_validation
-
-        report = run_linear_hmc_validation(L, V, convention, list(P or _LINEAR_GRID), _sampler_settings(settings),
-                                           theory_draws=theory_draws, **common)
-    else:
-        from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS
-        from emergence.validation.copy_task.posterior_validation import run_replica_exchange_validation
-
-        chosen = {key: settings.get(key, POSTERIOR_DEFAULTS[key]) for key in POSTERIOR_DEFAULTS}
-        report = run_replica_exchange_validation(attention, L, V, list(P or _LINEAR_GRID), convention, chosen,
-                                                 theory_draws=theory_draws, **common)
+    report = run_posterior_validation(attention, L, V, P, method, convention, settings, out=out, executor=pool,
+                                      seed=seed, theory_draws=theory_draws, progress=progress)
     report["method"] = method
     report["results_folder"] = out
     config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
@@ -658,14 +638,3 @@ def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
     if settings.get("tempering") == "full" and settings.get("coldest", defaults.get("coldest")) != 1:
         raise InvalidArgumentError("tempering", "full needs {coldest} 1 (rungs below T = 1 only with likelihood "
                                                 "tempering)", mentions=("coldest",))
-
-
-_LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
-"""The posterior's P grid when none is given and the theory does not place one (linear, replica exchange): 8 to 1024, doubling."""
-
-
-def _sampler_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """The HMC/umbrella fields of ``settings`` over their defaults."""
-    from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS
-
-    return {key: settings.get(key, FREE_ENERGY_DEFAULTS[key]) for key in FREE_ENERGY_DEFAULTS}

@@ -342,88 +342,134 @@ def _experiment_data(experiment: dict, runs: list) -> dict:
             "agreement": {r.optimizer: r.agreement for r in runs}}
 
 
+SAMPLERS = {"adam": "Adam", "sgld": "SGLD"}
+"""The copy task's samplers, in table order, with their names in the report."""
+
+COPY_TASK_METHOD = (
+    "Measured transitions are grid brackets (validation/copy_task/analysis.py: the interval where c1 departs "
+    "from zero by 0.05, or of the steepest rise of c_G in ln P / of a_G, reported only when the order parameter "
+    "rises by at least 0.05), so their resolution is the grid spacing; Adam's brackets are then narrowed by "
+    "bisection (extra points at the bracket's geometric midpoint: a softmax jump every time, a linear transition "
+    "while its bracket straddles a factor 2). Linear P1 is also fitted to the onset law c1^(1/beta) = a(P - P1). "
+    "Adam agrees when every point converged, every bracket (and the fitted P1) lies within a factor 2 of the "
+    "theory and no transition is missing, unexpected, unresolved or untested; for softmax besides when the grid "
+    "has at least 8 points spanning [P*/3, 3P*], a_G after the jump lies within 0.1 of the theory, and two "
+    "minima appear inside the predicted spinodal window. SGLD rows compare a posterior with the saddle (a MAP) "
+    "and are not verdicts on the theory. "
+    "Theory curves are the population-level global minimum (train = test); the "
+    "measured loss is on held-out sequences, per position (per-sequence loss / L).")
+"""How the copy-task section measures transitions and when Adam agrees (the section's closing paragraph)."""
+
+
+def _with_reasons(text: str, why: str) -> str:
+    """``text``, followed by the reasons in parentheses when there are any."""
+    return text + (f" ({why})" if why else "")
+
+
 def _sampler_summary(optimizer: str, passes: bool | None, why: str) -> str:
     """One sampler's verdict in the comparison line: Adam agrees or not; SGLD is compared, not judged."""
     if optimizer == "sgld":
         return (f"SGLD {'matches' if passes else 'differs from'} the saddle ({SGLD_AGAINST_SADDLE}"
                 + (f"; {why}" if why else "") + ")")
-    return f"Adam {'agrees' if passes else 'does not agree'}" + (f" ({why})" if why else "")
+    return _with_reasons(f"Adam {'agrees' if passes else 'does not agree'}", why)
+
+
+def _optimizers(experiment: dict) -> list[str]:
+    """The samplers an experiment ran, in table order."""
+    return [o for o in SAMPLERS if o in experiment["agreement"]]
+
+
+def _transition_cells(experiment: dict, optimizer: str, name: str) -> list[str]:
+    """One sampler's cells for transition ``name``: grid bracket, ratio to the theory, verdict."""
+    from emergence.validation.copy_task.analysis import quote_bracket
+
+    verdict = experiment["agreement"][optimizer].get("transitions", {}).get(name, {})
+    ratio = verdict.get("ratio")
+    return [quote_bracket((experiment["measured"][optimizer].get(name) or {}).get("bracket")),
+            "—" if ratio is None else f"{_fmt(ratio[0], 2)}–{_fmt(ratio[1], 2)}",
+            verdict.get("status", "—")]
+
+
+def _transition_table(experiment: dict) -> str:
+    """The table of one experiment: a row per transition, the theory's P and each sampler's cells."""
+    names = ("P_star",) if experiment["attention"] == "softmax" else ("P1", "crossover")
+    optimizers = _optimizers(experiment)
+    rows = [[name, _fmt(experiment["predicted"]["transitions"].get(name), 3)]
+            + [cell for optimizer in optimizers for cell in _transition_cells(experiment, optimizer, name)]
+            for name in names]
+    return markdown_table(["transition", "theory (P)"] + [
+        f"{SAMPLERS[o]} {column}" for o in optimizers
+        for column in ("grid bracket (P)", "/ theory", "verdict")], rows)
+
+
+def _experiment_header(experiment: dict) -> str:
+    """The line that states an experiment's sizes, grid, seeds, objective and sampler settings."""
+    e, settings = experiment, experiment["settings"]
+    converged = e["measured"]["adam"].get("converged_fraction", [])
+    sgld = (f"; SGLD burn-in {settings['sgld_burn_in']}, {settings['sgld_draws']} draws every "
+            f"{settings['sgld_thin']} steps, {settings['chains']} chain(s) per seed and start"
+            if "sgld" in _optimizers(e) else "")
+    bisection = e["measured"]["adam"].get("bisection", {}).get("added_P") or []
+    return (f"**{e['attention']} attention, L = {e['L']}, V = {e['V']}**, P ∈ {e['measured']['adam']['P']}"
+            + (f" (grid: {settings['P']}; bisection points {bisection})" if bisection else "")
+            + f", {settings['seeds']} seed(s) × 2 starts, objective: {settings['objective']}; "
+            f"Adam {settings['adam_steps']} steps "
+            f"(converged fraction per P: {', '.join(_fmt(c, 2) for c in converged)}){sgld}.")
+
+
+def _rms_line(experiment: dict) -> str:
+    """RMS of measured − predicted order parameters, per sampler."""
+    rms = {o: experiment["agreement"][o].get("order_parameter_rms", {}) for o in _optimizers(experiment)}
+    return "RMS of measured − predicted order parameters over the converged grid: " + "; ".join(
+        f"{SAMPLERS[o]} c1 {_fmt(rms[o].get('c1'), 2)}, cG {_fmt(rms[o].get('cG'), 2)}" for o in rms) + "."
+
+
+def _sampler_lines(experiment: dict, optimizer: str) -> list[str]:
+    """One sampler's bullets: where the jump lands, the two-minima window, and its verdict (or comparison)."""
+    from emergence.validation.copy_task.analysis import quote_bracket
+
+    agreement = experiment["agreement"][optimizer]
+    name, passes, why = SAMPLERS[optimizer], agreement.get("passes"), "; ".join(agreement.get("reasons", []))
+    lines = []
+    if agreement.get("landing"):
+        lines.append(f"- {name}: the jump lands: {agreement['landing']['summary']}.")
+    window = agreement.get("hysteresis")
+    if window:
+        two = window["measured_two_minima"]
+        lines.append(f"- {name}: two minima (hysteresis) at P "
+                     f"{quote_bracket(two) if two else 'nowhere'}; predicted spinodal window "
+                     f"{quote_bracket(window['window'])}.")
+    if optimizer == "sgld":
+        lines.append(_with_reasons(f"- SGLD against the saddle (not a verdict: {SGLD_AGAINST_SADDLE}): "
+                                   f"{'matches' if passes else 'differs'}", why) + ".")
+    else:
+        lines.append(_with_reasons(f"- {name} passes: {passes}", why) + ".")
+    return lines
+
+
+def _experiment_lines(experiment: dict) -> list[str]:
+    """One experiment's part of the section: header, transition table, RMS line, sampler bullets."""
+    lines = [_experiment_header(experiment), "", _transition_table(experiment), "", _rms_line(experiment), ""]
+    for optimizer in _optimizers(experiment):
+        lines += _sampler_lines(experiment, optimizer)
+    return lines + [""]
+
+
+def _experiment_summary(experiment: dict) -> str:
+    """One experiment's verdicts in the section's comparison line."""
+    return f"{experiment['attention']}: " + ", ".join(
+        _sampler_summary(o, experiment["agreement"][o].get("passes"),
+                         "; ".join(experiment["agreement"][o].get("reasons", [])))
+        for o in _optimizers(experiment))
 
 
 def copy_task_step(context: DemoContext) -> Section:
-    from emergence.validation.copy_task.analysis import quote_bracket
-
+    """Train the copy task per experiment of the mode, draw its figure and set its verdicts beside the theory."""
     runs = [_copy_task_experiment(e, context) for e in mode(context)["copy_task"]]
     experiments = [_experiment_data(e, r) for e, r in zip(mode(context)["copy_task"], runs)]
     plots = [plot_record(f"figures/copy_task_{r[0].attention}.png", "copy_task", r) for r in runs]
     draw_plots(plots, context.out)
-    lines, summary = [], []
-    samplers = {"adam": "Adam", "sgld": "SGLD"}
-    for e in experiments:
-        names = ("P_star",) if e["attention"] == "softmax" else ("P1", "crossover")
-        optimizers = [o for o in samplers if o in e["agreement"]]
-        rows = []
-        for name in names:
-            predicted = e["predicted"]["transitions"].get(name)
-            row = [name, _fmt(predicted, 3)]
-            for optimizer in optimizers:
-                verdict = e["agreement"][optimizer].get("transitions", {}).get(name, {})
-                ratio = verdict.get("ratio")
-                row += [quote_bracket((e["measured"][optimizer].get(name) or {}).get("bracket")),
-                        "—" if ratio is None else f"{_fmt(ratio[0], 2)}–{_fmt(ratio[1], 2)}",
-                        verdict.get("status", "—")]
-            rows.append(row)
-        rms = {o: e["agreement"][o].get("order_parameter_rms", {}) for o in optimizers}
-        passes = {o: e["agreement"][o].get("passes") for o in optimizers}
-        converged = e["measured"]["adam"].get("converged_fraction", [])
-        why = {o: "; ".join(e["agreement"][o].get("reasons", [])) for o in optimizers}
-        sgld = (f"; SGLD burn-in {e['settings']['sgld_burn_in']}, {e['settings']['sgld_draws']} draws every "
-                f"{e['settings']['sgld_thin']} steps, {e['settings']['chains']} chain(s) per seed and start"
-                if "sgld" in optimizers else "")
-        bisection = e["measured"]["adam"].get("bisection", {}).get("added_P") or []
-        lines += [f"**{e['attention']} attention, L = {e['L']}, V = {e['V']}**, P ∈ {e['measured']['adam']['P']}"
-                  + (f" (grid: {e['settings']['P']}; bisection points {bisection})" if bisection else "")
-                  + f", {e['settings']['seeds']} seed(s) × 2 starts, objective: {e['settings']['objective']}; "
-                  f"Adam {e['settings']['adam_steps']} steps "
-                  f"(converged fraction per P: {', '.join(_fmt(c, 2) for c in converged)}){sgld}.", "",
-                  markdown_table(["transition", "theory (P)"] + [
-                      f"{samplers[o]} {column}" for o in optimizers
-                      for column in ("grid bracket (P)", "/ theory", "verdict")], rows),
-                  "", "RMS of measured − predicted order parameters over the converged grid: " + "; ".join(
-                      f"{samplers[o]} c1 {_fmt(rms[o].get('c1'), 2)}, cG {_fmt(rms[o].get('cG'), 2)}"
-                      for o in optimizers) + ".", ""]
-        for optimizer in optimizers:
-            landing = e["agreement"][optimizer].get("landing")
-            window = e["agreement"][optimizer].get("hysteresis")
-            if landing:
-                lines.append(f"- {samplers[optimizer]}: the jump lands: {landing['summary']}.")
-            if window:
-                two = window["measured_two_minima"]
-                lines.append(f"- {samplers[optimizer]}: two minima (hysteresis) at P "
-                             f"{quote_bracket(two) if two else 'nowhere'}; predicted spinodal window "
-                             f"{quote_bracket(window['window'])}.")
-            if optimizer == "sgld":
-                lines += [f"- SGLD against the saddle (not a verdict: {SGLD_AGAINST_SADDLE}): "
-                          f"{'matches' if passes[optimizer] else 'differs'}"
-                          + (f" ({why[optimizer]})" if why[optimizer] else "") + "."]
-            else:
-                lines += [f"- {samplers[optimizer]} passes: {passes[optimizer]}"
-                          + (f" ({why[optimizer]})" if why[optimizer] else "") + "."]
-        lines.append("")
-        summary.append(f"{e['attention']}: " + ", ".join(_sampler_summary(o, passes[o], why[o]) for o in optimizers))
-    body = "\n".join(lines + [
-        "Measured transitions are grid brackets (validation/copy_task/analysis.py: the interval where c1 departs "
-        "from zero by 0.05, or of the steepest rise of c_G in ln P / of a_G, reported only when the order parameter "
-        "rises by at least 0.05), so their resolution is the grid spacing; Adam's brackets are then narrowed by "
-        "bisection (extra points at the bracket's geometric midpoint: a softmax jump every time, a linear transition "
-        "while its bracket straddles a factor 2). Linear P1 is also fitted to the onset law c1^(1/beta) = a(P - P1). "
-        "Adam agrees when every point converged, every bracket (and the fitted P1) lies within a factor 2 of the "
-        "theory and no transition is missing, unexpected, unresolved or untested; for softmax besides when the grid "
-        "has at least 8 points spanning [P*/3, 3P*], a_G after the jump lies within 0.1 of the theory, and two "
-        "minima appear inside the predicted spinodal window. SGLD rows compare a posterior with the saddle (a MAP) "
-        "and are not verdicts on the theory. "
-        "Theory curves are the population-level global minimum (train = test); the "
-        "measured loss is on held-out sequences, per position (per-sequence loss / L)."])
+    body = "\n".join([line for e in experiments for line in _experiment_lines(e)] + [COPY_TASK_METHOD])
     return Section(
         "copy_task", "4. Copy-task validation: Adam and SGLD against the theory", body,
         data={"experiments": experiments, "plots": plots}, figures=[p["file"] for p in plots],
@@ -433,7 +479,8 @@ def copy_task_step(context: DemoContext) -> Section:
                  "Both samplers act on the readout-marginal action S(W_QK) (the readout integrated out exactly, "
                  "the theory's first step; `--objective marginal`): Adam gives its MAP from uniform and copy "
                  "starts (the lower action kept), SGLD its posterior means.",
-        comparison="; ".join(summary) + ". (The reduced theory is a saddle point on the two order parameters: "
+        comparison="; ".join(_experiment_summary(e) for e in experiments)
+                   + ". (The reduced theory is a saddle point on the two order parameters: "
                    "the MAP tests it directly, while SGLD's posterior means also carry the fluctuations of all "
                    "other attention weights, which the saddle drops; docs/notes/validation_copy_head.md measures both.)",
     )
@@ -449,25 +496,28 @@ def leading_terms_settings(context: DemoContext) -> dict:
     return corpus_settings(context) | {"runs": mode(context)["leading_terms"]}
 
 
-def leading_terms_step(context: DemoContext) -> Section:
+LEADING_TERM_FIELDS = ("corpus", "steps", "loss", "initial_loss", "step_limit", "within_window", "size_conditions",
+                       "cosine", "min_cosine", "min_cosine_within_window", "relative_error_slope",
+                       "relative_error_slope_late", "causal_removal")
+"""The fields of a leading-term validation that the demo keeps per run."""
+
+
+def _leading_terms_run(corpus: str, settings: dict, context: DemoContext):
+    """Train one leading-term run (rate ``settings["lr"]``); its validation record and the fields the demo keeps."""
     from emergence.api import validate_leading_terms
 
-    corpus = "synthetic" if context.corpus is None else str(context.corpus)
-    validations, runs = [], []
-    for settings in mode(context)["leading_terms"]:
-        with _progress(settings["epochs"], f"leading terms lr={settings['lr']:g}") as bar:
-            validation = validate_leading_terms(
-                corpus, progress=lambda done, total, loss: bar.update(1), layers=settings["layers"],
-                lr=settings["lr"], epochs=settings["epochs"], context_length=LEADING_T,
-                max_sequences=settings["max_sequences"], seed=context.seed, device="cpu")
-        validations.append(validation)
-        result = validation.to_dict()
-        runs.append({"lr": settings["lr"], "layers": settings["layers"]} | {key: result[key] for key in (
-            "corpus", "steps", "loss", "initial_loss", "step_limit", "within_window", "size_conditions", "cosine",
-            "min_cosine", "min_cosine_within_window", "relative_error_slope", "relative_error_slope_late",
-            "causal_removal")})
-    plots = [plot_record("figures/leading_term_cosines.png", "leading_cosines", validations)]
-    draw_plots(plots, context.out)
+    with _progress(settings["epochs"], f"leading terms lr={settings['lr']:g}") as bar:
+        validation = validate_leading_terms(
+            corpus, progress=lambda done, total, loss: bar.update(1), layers=settings["layers"],
+            lr=settings["lr"], epochs=settings["epochs"], context_length=LEADING_T,
+            max_sequences=settings["max_sequences"], seed=context.seed, device="cpu")
+    result = validation.to_dict()
+    return validation, {"lr": settings["lr"], "layers": settings["layers"]} | {
+        key: result[key] for key in LEADING_TERM_FIELDS}
+
+
+def _cosine_rows(runs: list[dict]) -> list[list[str]]:
+    """Per run and weight: min cosine per layer, inside the window, error slope and causal-removal losses."""
     rows = []
     for run in runs:
         for name in ("W_O", "V", "W", "P"):
@@ -475,18 +525,36 @@ def leading_terms_step(context: DemoContext) -> Section:
             rows.append([f"{run['lr']:g}", name, " / ".join(_cosine(v) for v in per_layer),
                          _cosine(run["min_cosine_within_window"][name]), _fmt(run["relative_error_slope_late"][name], 3),
                          " / ".join(_fmt(v, 5) for v in run["causal_removal"][name])])
+    return rows
+
+
+def _leading_terms_body(corpus: str, runs: list[dict]) -> str:
+    """The leading-term section's text: corpus and window, the cosine table, trained losses, unmet conditions."""
     first = runs[0]
     unmet = [k for k, ok in first["size_conditions"].items() if not ok]
-    body = "\n".join([
+    return "\n".join([
         f"Corpus: {corpus} (V = {first['corpus']['V']}, T = {first['corpus']['T']}, N = {first['corpus']['N']} "
         f"windows); plain full-batch SGD from zero init, float64. Theorem window s ≤ "
         + ", ".join(f"{r['step_limit']:.3g} (lr {r['lr']:g})" for r in runs) + ".", "",
         markdown_table(["lr", "weight", "min cosine per layer (all epochs)", "min cosine inside window",
                         "slope of log rel. error vs log sη (later half; theory 1)",
-                        "loss with the weight projected off its leading term (per layer)"], rows),
+                        "loss with the weight projected off its leading term (per layer)"], _cosine_rows(runs)),
         "", "Trained loss " + ", ".join(f"{r['causal_removal']['trained']:.4f} (lr {r['lr']:g})" for r in runs)
         + f"; initial loss ln V = {first['initial_loss']:.4f}."
         + (f" The theorem's size conditions not met here: {', '.join(unmet)} (a small demo corpus)." if unmet else "")])
+
+
+def leading_terms_step(context: DemoContext) -> Section:
+    """Train each leading-term run of the mode, draw the cosines and tabulate them per layer."""
+    corpus = "synthetic" if context.corpus is None else str(context.corpus)
+    validations, runs = [], []
+    for settings in mode(context)["leading_terms"]:
+        validation, run = _leading_terms_run(corpus, settings, context)
+        validations.append(validation)
+        runs.append(run)
+    plots = [plot_record("figures/leading_term_cosines.png", "leading_cosines", validations)]
+    draw_plots(plots, context.out)
+    body = _leading_terms_body(corpus, runs)
     return Section(
         "leading_terms", "5. Leading-term validation (cosines per layer)", body,
         data={"runs": runs, "plots": plots}, figures=[p["file"] for p in plots],
@@ -527,8 +595,44 @@ def _recovered(kind: str, planted: tuple[str, ...], ranked: list[str]) -> bool:
     return set(planted) <= set(ranked[: len(planted) + 4])
 
 
-def associations_step(context: DemoContext) -> Section:
+PLANTED_DEPTH = 8
+"""How many neighbours of a planted query are ranked (the recovery criteria look at most this deep)."""
+
+
+def _planted_associations(stats, tokens: list[str]) -> tuple[str, str, dict]:
+    """The story corpus's planted associations against the statistics' top neighbours: table, comparison, data."""
+    from emergence.numerics.leading_terms.associations import top_association_scores
+
+    entries = []
+    for kind, query, partners in planted_queries():
+        scores = top_association_scores(stats, tokens, query, PLANTED_DEPTH)[kind]
+        ranked = [t for t, _ in scores]
+        entries.append({"kind": kind, "query": query, "planted": list(partners), "top": scores[:TOP],
+                        "ranked": ranked, "recovered": _recovered(kind, partners, ranked)})
+    rows = [[e["kind"], e["query"], ", ".join(e["planted"]), ", ".join(f"{t} ({s:.3g})" for t, s in e["top"]),
+             "yes" if e["recovered"] else "no"] for e in entries]
+    recovered = sum(e["recovered"] for e in entries)
+    table = markdown_table(["statistic", "query", "planted partners", f"top {TOP} (score)", "recovered?"], rows)
+    comparison = f"{recovered} of {len(entries)} planted associations are recovered."
+    return table, comparison, {"corpus": "synthetic", "entries": entries, "recovered": recovered,
+                               "total": len(entries)}
+
+
+def _corpus_neighbours(stats, tokens: list[str], corpus: str) -> tuple[str, str, dict]:
+    """A user corpus (no planted associations): the top neighbours of its most frequent words."""
     from emergence.numerics.leading_terms.associations import ASSOCIATION_KINDS, top_association_scores
+
+    words = [t for t in tokens if t.isalpha() and len(t) >= 3][:8]
+    entries = [{"query": q, **{k: v[:TOP] for k, v in top_association_scores(stats, tokens, q, TOP).items()}}
+               for q in words]
+    rows = [[e["query"]] + [", ".join(t for t, _ in e[kind]) for kind in ASSOCIATION_KINDS] for e in entries]
+    table = markdown_table(["query (most frequent words)"] + [f"{k} top {TOP}" for k in ASSOCIATION_KINDS], rows)
+    comparison = "No planted associations are known for this corpus; the table lists the neighbours found."
+    return table, comparison, {"corpus": corpus, "entries": entries}
+
+
+def associations_step(context: DemoContext) -> Section:
+    """The top neighbours of the three leading-term statistics, checked against the planted ones where known."""
     from emergence.numerics.leading_terms.basis_statistics import basis_statistics
     from emergence.numerics.corpus.documents import load_corpus
 
@@ -536,29 +640,10 @@ def associations_step(context: DemoContext) -> Section:
     corpus = load_corpus(source, context_length=LEADING_T, seed=context.seed)
     stats = basis_statistics(corpus.sequences, corpus.vocabulary.size)
     tokens = corpus.vocabulary.tokens
-    depth = 8
     if context.corpus is None:
-        planted = planted_queries()
-        entries = []
-        for kind, query, partners in planted:
-            scores = top_association_scores(stats, tokens, query, depth)[kind]
-            ranked = [t for t, _ in scores]
-            entries.append({"kind": kind, "query": query, "planted": list(partners), "top": scores[:TOP],
-                            "ranked": ranked, "recovered": _recovered(kind, partners, ranked)})
-        rows = [[e["kind"], e["query"], ", ".join(e["planted"]), ", ".join(f"{t} ({s:.3g})" for t, s in e["top"]),
-                 "yes" if e["recovered"] else "no"] for e in entries]
-        recovered = sum(e["recovered"] for e in entries)
-        table = markdown_table(["statistic", "query", "planted partners", f"top {TOP} (score)", "recovered?"], rows)
-        comparison = f"{recovered} of {len(entries)} planted associations are recovered."
-        data = {"corpus": "synthetic", "entries": entries, "recovered": recovered, "total": len(entries)}
+        table, comparison, data = _planted_associations(stats, tokens)
     else:
-        words = [t for t in tokens if t.isalpha() and len(t) >= 3][:8]
-        entries = [{"query": q, **{k: v[:TOP] for k, v in top_association_scores(stats, tokens, q, TOP).items()}}
-                   for q in words]
-        rows = [[e["query"]] + [", ".join(t for t, _ in e[kind]) for kind in ASSOCIATION_KINDS] for e in entries]
-        table = markdown_table(["query (most frequent words)"] + [f"{k} top {TOP}" for k in ASSOCIATION_KINDS], rows)
-        comparison = "No planted associations are known for this corpus; the table lists the neighbours found."
-        data = {"corpus": str(context.corpus), "entries": entries}
+        table, comparison, data = _corpus_neighbours(stats, tokens, str(context.corpus))
     data["sizes"] = {"V": corpus.vocabulary.size, "T": corpus.context_length, "N": corpus.num_sequences}
     body = "\n".join([
         f"Corpus: {'the built-in story corpus (numerics/corpus/stories.py, seed ' + str(context.seed) + ')' if context.corpus is None else context.corpus}; "

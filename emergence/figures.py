@@ -169,6 +169,41 @@ def phase_diagram_figure(record, ax=None):
     return figure
 
 
+def _theory_curves(axis, predicted: dict, keys: tuple[str, ...]) -> None:
+    """The theory's order parameters ``keys`` against P, as lines."""
+    for key in keys:
+        if predicted.get(key):
+            axis.plot(predicted["P"], _values(predicted[key]), "-", color=COLOURS[key],
+                      label=f"theory {ORDER_PARAMETERS[key]}")
+
+
+def _measured_points(axis, optimizer: str, measured: dict, keys: tuple[str, ...]) -> None:
+    """One sampler's measured order parameters (mean ± std) and, for softmax, a_G from each start."""
+    marker, name = OPTIMIZERS[optimizer]
+    hollow = "none" if optimizer == "sgld" else None
+    for key in keys:
+        if f"{key}_mean" not in measured:
+            continue
+        axis.errorbar(measured["P"], _values(measured[f"{key}_mean"]), yerr=_values(measured[f"{key}_std"]),
+                      fmt=marker, capsize=3, color=COLOURS[key], mfc=hollow, label=f"{name} {ORDER_PARAMETERS[key]}")
+    for start, triangle in (("uniform", "v"), ("copy", "^")):
+        if f"aG_{start}_mean" in measured:
+            axis.plot(measured["P"], _values(measured[f"aG_{start}_mean"]), triangle, mfc="none",
+                      color=COLOURS["aG"], label=f"{name} $a_G$ from the {start} start")
+
+
+def _loss_panel(axis, predicted: dict | None, measured_by: dict) -> None:
+    """The theory's population loss and each sampler's held-out loss (mean ± std) against P."""
+    if predicted is not None:
+        axis.plot(predicted["P"], _values(predicted["loss"]), "-", color="black", label="theory (population)")
+    for optimizer, measured in measured_by.items():
+        marker, name = OPTIMIZERS[optimizer]
+        axis.errorbar(measured["P"], _values(measured["loss_mean"]), yerr=_values(measured["loss_std"]),
+                      fmt=marker, capsize=3, color="black", mfc="none" if optimizer == "sgld" else None,
+                      label=f"{name} (held out)")
+    axis.set_ylabel(LOSS_AXIS)
+
+
 def copy_task_figure(records, ax=None):
     """Measured order parameters (first panel) and held-out loss (second) of trained copy-task models,
     mean ± std over seeds or draws, with the theory's curves and transitions.
@@ -185,33 +220,12 @@ def copy_task_figure(records, ax=None):
     # softmax: a_G and the copy fraction say where the jump lands (c_1 = 1 - c_G carries nothing new)
     keys = ("aG", "copy_fraction") if record.attention == "softmax" else ("c1", "cG", "copy_fraction")
     if predicted is not None:
-        for key in keys:
-            if predicted.get(key):
-                left.plot(predicted["P"], _values(predicted[key]), "-", color=COLOURS[key],
-                          label=f"theory {ORDER_PARAMETERS[key]}")
+        _theory_curves(left, predicted, keys)
     for optimizer, measured in measured_by.items():
-        marker, name = OPTIMIZERS[optimizer]
-        hollow = "none" if optimizer == "sgld" else None
-        for key in keys:
-            if f"{key}_mean" not in measured:
-                continue
-            left.errorbar(measured["P"], _values(measured[f"{key}_mean"]), yerr=_values(measured[f"{key}_std"]),
-                          fmt=marker, capsize=3, color=COLOURS[key], mfc=hollow, label=f"{name} {ORDER_PARAMETERS[key]}")
-        for start, triangle in (("uniform", "v"), ("copy", "^")):
-            if f"aG_{start}_mean" in measured:
-                left.plot(measured["P"], _values(measured[f"aG_{start}_mean"]), triangle, mfc="none",
-                          color=COLOURS["aG"], label=f"{name} $a_G$ from the {start} start")
+        _measured_points(left, optimizer, measured, keys)
     left.set_ylabel(ORDER_AXIS)
     if len(axes) > 1:
-        right = axes[1]
-        if predicted is not None:
-            right.plot(predicted["P"], _values(predicted["loss"]), "-", color="black", label="theory (population)")
-        for optimizer, measured in measured_by.items():
-            marker, name = OPTIMIZERS[optimizer]
-            right.errorbar(measured["P"], _values(measured["loss_mean"]), yerr=_values(measured["loss_std"]),
-                           fmt=marker, capsize=3, color="black", mfc="none" if optimizer == "sgld" else None,
-                           label=f"{name} (held out)")
-        right.set_ylabel(LOSS_AXIS)
+        _loss_panel(axes[1], predicted, measured_by)
     _mark_transitions(axes, None if predicted is None else predicted["transitions"])
     for axis in axes:
         _log_x(axis)
@@ -221,6 +235,63 @@ def copy_task_figure(records, ax=None):
     left.set_title(f"copy task, {record.attention} attention, $L = {record.L}$, $V = {record.V}$ "
                    f"({objective} objective): trained vs reconstructed theory", fontsize=9, loc="left")
     return figure
+
+
+COSINE_STYLES = {"W_O": ("tab:purple", "-"), "V": ("tab:blue", "--"), "W": ("tab:orange", "-."), "P": ("tab:green", ":")}
+"""Colour and line style of each leading-term weight in the cosine figure."""
+
+LAYER_MARKERS = ("o", "x", "+", "^", "s")
+"""Marker of each layer in the cosine figure (cycled)."""
+
+
+def _cosine_gaps(values) -> tuple[list[float], bool]:
+    r""":math:`1 - \cos` per epoch, floored at :data:`EXACT_FLOOR` (NaN where undefined), and whether any is exact."""
+    gaps, exact = [], False
+    for v in _values(values):
+        gap = 1 - v if v == v else float("nan")
+        exact = exact or gap <= 0
+        gaps.append(max(gap, EXACT_FLOOR) if gap == gap else gap)
+    return gaps, exact
+
+
+def _layer_curve(axis, epochs: list[int], component: str, layer: int, values, row: int) -> tuple[bool, bool]:
+    r"""One layer's :math:`1 - \cos` curve of ``component``, with ticks where it is undefined;
+    returns (some cosine is exact, some is undefined)."""
+    colour, style = COSINE_STYLES.get(component, ("black", "-"))
+    name = "$W_O$" if component == "W_O" else f"${component}^{{({layer + 1})}}$"
+    gaps, exact = _cosine_gaps(values)
+    axis.semilogy(epochs, gaps, style, color=colour, marker=LAYER_MARKERS[layer % len(LAYER_MARKERS)],
+                  markersize=7 - 2 * min(layer, 2), markerfacecolor="none",
+                  linewidth=2.6 - 1.2 * min(layer, 1), alpha=0.85, label=name)
+    missing = [e for e, g in zip(epochs, gaps) if g != g]
+    if missing:
+        axis.plot(missing, [0.95 - 0.05 * row] * len(missing), "|", color=colour, markersize=7,
+                  transform=axis.get_xaxis_transform())
+    return exact, bool(missing)
+
+
+def _cosine_panel(axis, run) -> None:
+    """One run's panel: every weight's curve per layer, the exact-match floor, the theorem window, labels."""
+    epochs = list(range(1, len(run.steps) + 1))
+    exact, undefined = False, False
+    for row, (component, layers) in enumerate(run.cosine.items()):
+        for layer, values in enumerate(layers):
+            layer_exact, layer_undefined = _layer_curve(axis, epochs, component, layer, values, row)
+            exact, undefined = exact or layer_exact, undefined or layer_undefined
+    if undefined:
+        axis.plot([], [], "|", color="0.3", markersize=8, label="cosine undefined (weight still zero)")
+    if exact:
+        axis.axhline(EXACT_FLOOR, color="0.5", linewidth=0.8,
+                     label=r"exact match, $1-\cos = 0$ (drawn at $10^{-17}$)")
+    inside = [e for e, w in zip(epochs, run.within_window) if w]
+    if inside:
+        axis.axvspan(0.5, max(inside) + 0.5, color="0.92", label="theorem window")
+    axis.set_xlabel("training epoch (one full-batch SGD step each)")
+    axis.set_ylabel(r"$1 - \cos(\mathrm{trained}, \mathrm{leading\ term})$ (log scale)")
+    lr = run.config.get("lr")
+    axis.set_title(f"learning rate $\\eta = {lr:g}$, {run.config.get('layers')} layers, "
+                   f"corpus {run.config.get('corpus')}", fontsize=9)
+    _legend(axis, ncol=1)
 
 
 def leading_cosines_figure(records, ax=None):
@@ -235,42 +306,8 @@ def leading_cosines_figure(records, ax=None):
     """
     runs = list(records) if isinstance(records, (list, tuple)) else [records]
     figure, axes = new_figure(len(runs), ax, size=(6.4, 4.4))
-    styles = {"W_O": ("tab:purple", "-"), "V": ("tab:blue", "--"), "W": ("tab:orange", "-."), "P": ("tab:green", ":")}
-    markers = ("o", "x", "+", "^", "s")
     for axis, run in zip(axes, runs):
-        epochs = list(range(1, len(run.steps) + 1))
-        exact, undefined = False, False
-        for row, (component, layers) in enumerate(run.cosine.items()):
-            colour, style = styles.get(component, ("black", "-"))
-            for layer, values in enumerate(layers):
-                name = "$W_O$" if component == "W_O" else f"${component}^{{({layer + 1})}}$"
-                gaps = []
-                for v in _values(values):
-                    gap = 1 - v if v == v else float("nan")
-                    exact = exact or gap <= 0
-                    gaps.append(max(gap, EXACT_FLOOR) if gap == gap else gap)
-                axis.semilogy(epochs, gaps, style, color=colour, marker=markers[layer % len(markers)],
-                              markersize=7 - 2 * min(layer, 2), markerfacecolor="none",
-                              linewidth=2.6 - 1.2 * min(layer, 1), alpha=0.85, label=name)
-                missing = [e for e, g in zip(epochs, gaps) if g != g]
-                if missing:
-                    undefined = True
-                    axis.plot(missing, [0.95 - 0.05 * row] * len(missing), "|", color=colour, markersize=7,
-                              transform=axis.get_xaxis_transform())
-        if undefined:
-            axis.plot([], [], "|", color="0.3", markersize=8, label="cosine undefined (weight still zero)")
-        if exact:
-            axis.axhline(EXACT_FLOOR, color="0.5", linewidth=0.8,
-                         label=r"exact match, $1-\cos = 0$ (drawn at $10^{-17}$)")
-        inside = [e for e, w in zip(epochs, run.within_window) if w]
-        if inside:
-            axis.axvspan(0.5, max(inside) + 0.5, color="0.92", label="theorem window")
-        axis.set_xlabel("training epoch (one full-batch SGD step each)")
-        axis.set_ylabel(r"$1 - \cos(\mathrm{trained}, \mathrm{leading\ term})$ (log scale)")
-        lr = run.config.get("lr")
-        axis.set_title(f"learning rate $\\eta = {lr:g}$, {run.config.get('layers')} layers, "
-                       f"corpus {run.config.get('corpus')}", fontsize=9)
-        _legend(axis, ncol=1)
+        _cosine_panel(axis, run)
     return figure
 
 

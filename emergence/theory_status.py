@@ -169,9 +169,8 @@ def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
     return rows
 
 
-def status_numbers(results: dict) -> dict:
-    """The rows of the status page from a demo's ``results.json`` document."""
-    sections = results["sections"]
+def _copy_head_theory_rows(sections: dict) -> list[dict[str, Any]]:
+    """The copy-head paper's four theory rows: both linear transitions, the softmax jump, no precursor."""
     claims = sections["scaling"]["data"]["claims"]
     diagrams = sections["phase_diagrams"]["data"]["diagrams"]
     closed = sections["phase_diagrams"]["data"]["closed_forms"]
@@ -183,7 +182,7 @@ def status_numbers(results: dict) -> dict:
     largest_cG, loss_below, loss_above = _before_jump(diagrams["softmax"])
     no_precursor = precursor_verdict(diagrams["softmax"])
     second, crossover, first = (_claim(claims, n) for n in ("linear-second-order", "linear-crossover", "softmax-first-order"))
-    rows = [
+    return [
         {"paper": "copy head", "claim": "linear attention: second-order transition into uniform pooling, P* ~ V²",
          "derived": f"P1 = root of H_11 (closed form); L → ∞: P1 → {key['linear'].get('P1_leading', '—')}",
          "measured": f"P1 = {_g(linear.get('P1'), 6)} at L = {L}, V = {V} (closed form {_g(closed.get('P1'), 6)}); "
@@ -209,12 +208,15 @@ def status_numbers(results: dict) -> dict:
                       "jump, and the loss falls across it (numerics/copy_head/precursor.py; fails on linear "
                       "attention with a copy jump)"},
     ]
-    rows += _copy_task_rows(sections["copy_task"]["data"]["experiments"])
+
+
+def _leading_term_rows(sections: dict) -> list[dict[str, Any]]:
+    """The leading-term rows of the first run (inside the theorem's window): coefficients, cosines, error slope."""
     coefficients = sections["derivations"]["data"]["leading_terms"]["coefficients"]
     runs = sections["leading_terms"]["data"]["runs"]
     inside = runs[0]
     inside_min = min((v for v in inside["min_cosine_within_window"].values() if v is not None), default=None)
-    rows += [
+    return [
         {"paper": "leading terms", "claim": "step coefficients s, C(s,2), 3C(s,4)+2C(s,3) (Theorem 4.1)",
          "derived": "; ".join(f"{c['name']}: {c['sympy']}" for c in coefficients),
          "measured": "SymPy difference from the paper's binomials simplifies to 0" if _all_hold(
@@ -234,7 +236,12 @@ def status_numbers(results: dict) -> dict:
          "holds": _yes(_all_hold(v is not None and v >= 0.9 for v in inside["relative_error_slope_late"].values())),
          "criterion": "slope ≥ 0.9 (error vanishes at least linearly in sη)"},
     ]
-    for run in runs[1:]:
+
+
+def _outside_window_rows(runs: list[dict]) -> list[dict[str, Any]]:
+    """Per run far outside the window: where the leading terms drift, and the causal-removal ordering."""
+    rows = []
+    for run in runs:
         removal = run["causal_removal"]
         increase = {n: max(removal[n]) - removal["trained"] for n in ("W_O", "V", "W")}
         rows += [
@@ -250,24 +257,45 @@ def status_numbers(results: dict) -> dict:
              "holds": _yes(increase["W_O"] > increase["V"] > increase["W"]),
              "criterion": "ordering of the loss increases"},
         ]
-    associations = sections["associations"]["data"]
+    return rows
+
+
+def _association_rows(associations: dict) -> list[dict[str, Any]]:
+    """The planted-association row, when the demo ran on the built-in story corpus (which plants them)."""
     if "recovered" in associations:
-        rows.append({"paper": "leading terms", "claim": "B̄, B̄ᵀB̄, Φ̄ give bigram, interchangeable and context neighbours",
-                     "derived": "the three leading-term statistics",
-                     "measured": f"{associations['recovered']} of {associations['total']} planted associations of the "
-                                 "built-in story corpus in the top neighbours",
-                     "holds": _yes(associations["recovered"] == associations["total"]),
-                     "criterion": "every planted association recovered"})
-    rows += [
-        {"paper": "leading terms", "claim": "TinyStories, V = 3000, 3 layers, 100 epochs; BPE; Pythia-1.4B checkpoints",
-         "derived": "same formulas", "measured": "not run by the demo (needs the real corpus / checkpoints; "
-         "`emergence validate leading-terms --corpus PATH`)", "holds": "n/a", "criterion": "—"},
-    ]
+        return [{"paper": "leading terms", "claim": "B̄, B̄ᵀB̄, Φ̄ give bigram, interchangeable and context neighbours",
+                 "derived": "the three leading-term statistics",
+                 "measured": f"{associations['recovered']} of {associations['total']} planted associations of the "
+                             "built-in story corpus in the top neighbours",
+                 "holds": _yes(associations["recovered"] == associations["total"]),
+                 "criterion": "every planted association recovered"}]
+    return []
+
+
+NOT_RUN_ROWS = [
+    {"paper": "leading terms", "claim": "TinyStories, V = 3000, 3 layers, 100 epochs; BPE; Pythia-1.4B checkpoints",
+     "derived": "same formulas", "measured": "not run by the demo (needs the real corpus / checkpoints; "
+     "`emergence validate leading-terms --corpus PATH`)", "holds": "n/a", "criterion": "—"},
+]
+"""The paper's experiments the demo does not run, listed so that the page says so."""
+
+
+def _source(results: dict) -> dict:
+    """The demo run the rows come from: mode, seed, time and versions (from its provenance)."""
     provenance = results.get("provenance", {})
-    return {"source": {"quick": provenance.get("config", {}).get("quick"), "seed": provenance.get("seed"),
-                       "created": provenance.get("created") or provenance.get("time"),
-                       "versions": provenance.get("versions")},
-            "rows": rows}
+    return {"quick": provenance.get("config", {}).get("quick"), "seed": provenance.get("seed"),
+            "created": provenance.get("created") or provenance.get("time"),
+            "versions": provenance.get("versions")}
+
+
+def status_numbers(results: dict) -> dict:
+    """The rows of the status page from a demo's ``results.json`` document."""
+    sections = results["sections"]
+    runs = sections["leading_terms"]["data"]["runs"]
+    rows = (_copy_head_theory_rows(sections) + _copy_task_rows(sections["copy_task"]["data"]["experiments"])
+            + _leading_term_rows(sections) + _outside_window_rows(runs[1:])
+            + _association_rows(sections["associations"]["data"]) + [dict(row) for row in NOT_RUN_ROWS])
+    return {"source": _source(results), "rows": rows}
 
 
 def render_status_page(numbers: dict) -> str:
