@@ -101,11 +101,16 @@ STEP_SECONDS = Path(__file__).with_name("demo_step_seconds.json")
 """Each step's wall time per kind (quick, full): the median of the runs it lists, with the date, machine and command."""
 
 
-def expected_step_seconds(steps: list[DemoStep], quick: bool) -> list[float]:
-    """Each step's measured seconds at this size (:data:`STEP_SECONDS`); a step measured at neither size: the mean."""
+def expected_step_seconds(steps: list[DemoStep], quick: bool, compiled: bool | None = None) -> list[float]:
+    """Each step's measured seconds at this size (:data:`STEP_SECONDS`), from the runs with the gradient path this
+    process trains with (``compiled``: Numba's compiled action of softmax model T, by default where it is
+    available); a step measured at neither size: the mean."""
     from emergence.base.io import read_json
+    from emergence.validation.copy_task.compiled_marginal_action import compiled_action_available
 
-    measured = read_json(STEP_SECONDS)["seconds"]["quick" if quick else "full"]
+    reference = read_json(STEP_SECONDS)
+    compiled = compiled_action_available() if compiled is None else compiled
+    measured = (reference["compiled"] if compiled else reference)["seconds"]["quick" if quick else "full"]
     mean = sum(measured.values()) / len(measured)
     return [float(measured.get(step.key, mean)) for step in steps]
 
