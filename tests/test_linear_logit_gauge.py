@@ -31,6 +31,8 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 
+from embedding_maps import null_space, random_embeddings
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SIZES = [(2, 3), (3, 5), (4, 6)]
@@ -43,17 +45,9 @@ def _logit_map(V, L, sequences=60, seed=0):
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(sequences):
-        Z = np.zeros((L, N))
-        Z[np.arange(L), rng.integers(0, V, L)] = 1
-        Z[np.arange(L), V + np.arange(L)] = 1
+        Z = random_embeddings(V, L, rng)
         rows.append(np.einsum("ia,jb->ijab", Z, Z).reshape(L * L, N * N))
     return np.concatenate(rows)
-
-
-def _null_space(matrix):
-    _, singular, right = np.linalg.svd(matrix, full_matrices=False)
-    rank = int((singular > 1e-9 * singular[0]).sum())
-    return right[rank:].T  # (N^2, nullity), orthonormal
 
 
 def _logit_null_families(V, L):
@@ -67,7 +61,7 @@ def _logit_null_families(V, L):
 
 @pytest.mark.parametrize("V, L", SIZES)
 def test_linear_flat_directions_are_the_two_logit_null_families(V, L):
-    null = _null_space(_logit_map(V, L))
+    null = null_space(_logit_map(V, L))
     families = _logit_null_families(V, L)
     assert null.shape[1] == 2 * (V + L) - 1
     assert families.shape[1] == null.shape[1]
@@ -113,7 +107,7 @@ def _gaussian_kl_from_prior(covariance, s):
 def test_gauge_trial_lowers_F_by_the_dense_kl_of_the_released_directions(t_u, t_v):
     V, L, s = 4, 6, 0.37
     N = V + L
-    flat = _null_space(_logit_map(V, L))
+    flat = null_space(_logit_map(V, L))
     projector = flat @ flat.T
     visible = np.eye(N * N) - projector
     variance = np.empty((N, N))

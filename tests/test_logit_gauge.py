@@ -24,6 +24,8 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 
+from embedding_maps import null_space, random_embeddings
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SIZES = [(2, 3), (3, 5), (4, 6)]
@@ -32,24 +34,15 @@ SOFTMAX = CopyTaskConvention(architecture="T", attention="softmax")
 
 def _logit_difference_map(V, L, sequences=150, seed=0):
     """Rows: z_i (z_{i-1} - z_j)^T flattened, every query i and key j != i - 1 of random sequences; (rows, N^2)."""
-    N = V + L
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(sequences):
-        Z = np.zeros((L, N))
-        Z[np.arange(L), rng.integers(0, V, L)] = 1
-        Z[np.arange(L), V + np.arange(L)] = 1
+        Z = random_embeddings(V, L, rng)
         for i in range(L):
             for j in range(L):
                 if j != (i - 1) % L:
                     rows.append(np.outer(Z[i], Z[(i - 1) % L] - Z[j]).ravel())
     return np.array(rows)
-
-
-def _null_space(matrix):
-    _, singular, right = np.linalg.svd(matrix, full_matrices=False)
-    rank = int((singular > 1e-9 * singular[0]).sum())
-    return right[rank:].T  # (N^2, nullity), orthonormal
 
 
 @pytest.mark.parametrize("V, L", SIZES)
@@ -58,16 +51,16 @@ def test_flat_directions_are_the_null_space_of_the_attention_map(V, L):
     values = {V_: V, L_: L}
     rows = _logit_difference_map(V, L)
     N = V + L
-    assert _null_space(rows).shape[1] == int(derived["flat_total"].subs(values))
-    assert _null_space(rows).shape[1] != 2 * (V + L)  # the softmax gauge alone misses the logit-null directions
+    assert null_space(rows).shape[1] == int(derived["flat_total"].subs(values))
+    assert null_space(rows).shape[1] != 2 * (V + L)  # the softmax gauge alone misses the logit-null directions
     token_columns = np.zeros((N, N), dtype=bool)
     token_columns[:, :V] = True
     for kind, columns in (("key_token", token_columns.ravel()), ("key_position", ~token_columns.ravel())):
         # the flat subspace splits by column type, so its part in these columns is the null space restricted to them
-        assert _null_space(rows[:, columns]).shape[1] == int(derived[kind]["flat"].subs(values)), kind
+        assert null_space(rows[:, columns]).shape[1] == int(derived[kind]["flat"].subs(values)), kind
     # the numerics' basis spans exactly the brute-force null space
     basis = np.concatenate(list(flat_direction_basis(V, L).values()), axis=1)
-    null = _null_space(rows)
+    null = null_space(rows)
     assert np.allclose(basis @ basis.T, null @ null.T, atol=1e-10)
 
 
@@ -134,7 +127,7 @@ def test_gauge_trial_lowers_F_by_the_dense_kl_of_the_released_directions(g, t_u,
     averages = {"square": 0.35, "target": 0.4}
     shift = (numerics["gauge"].free_energy(g, t_u, t_v, P, averages)
              - numerics["product"].free_energy(g, t_u, t_v, P, averages))
-    flat = _null_space(_logit_difference_map(V, L))
+    flat = null_space(_logit_difference_map(V, L))
     projector = flat @ flat.T
     informative = np.eye(projector.shape[0]) - projector
     mean, covariance = _trial_moments(V, L, g, t_u, t_v, s)
