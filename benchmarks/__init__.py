@@ -13,5 +13,6 @@ BENCHMARK_MODULES: tuple[str, ...] = (
     "emergence.benchmarks.batched_sweep",
     "emergence.benchmarks.sgld",
     "emergence.benchmarks.posterior_gradient",
+    "emergence.benchmarks.posterior_gradient_gpu",
     "emergence.benchmarks.token_metrics",
 )

@@ -31,17 +31,23 @@ V, KAPPA = 4, 200.0
 WORK_COUNTED = "per-query model of the compiled loops (compiled_marginal_action.work_per_query)"
 
 
-def gradient_call(L: int, P: int, runs: int, compiled: bool):
-    """A call that takes one batched gradient of the biased potential (model, data and start built once, here)."""
+def gradient_call(L: int, P: int, runs: int, compiled: bool, device: str = "cpu", dtype=torch.float64):
+    """A call that takes one batched gradient of the biased potential (model, data and start built once, here;
+    on ``device`` in ``dtype``, the call synchronised there).  The compiled loops run on a CPU in float64 only:
+    elsewhere ``compiled`` must be ``False``."""
     convention = CopyTaskConvention(attention="softmax")
-    batch = copy_task_batch([P] * runs, L, V, [training_data_seed(0, P)] * runs, convention.shift, convention.targets)
-    model = CopyAttentionModel(runs, L, V, convention, compiled_action=compiled)
-    centres = torch.linspace(0.05, 0.75, runs, dtype=torch.float64)
+    batch = copy_task_batch([P] * runs, L, V, [training_data_seed(0, P)] * runs, convention.shift, convention.targets,
+                            dtype, device)
+    model = CopyAttentionModel(runs, L, V, convention, dtype=dtype, device=device, compiled_action=compiled)
+    centres = torch.linspace(0.05, 0.75, runs, dtype=dtype, device=device)
     start_windows(model, centres, 0)
+    synchronise = torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
 
     def gradient() -> torch.Tensor:
         action, aG = model.marginal_potential_and_previous_attention(batch)
-        return torch.autograd.grad((action + 0.5 * KAPPA * (aG - centres) ** 2).sum(), model.logit_weights)[0]
+        grad = torch.autograd.grad((action + 0.5 * KAPPA * (aG - centres) ** 2).sum(), model.logit_weights)[0]
+        synchronise()
+        return grad
 
     return gradient
 

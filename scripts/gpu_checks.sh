@@ -14,6 +14,10 @@
 # a part that fails or runs out of time is recorded and the next runs.
 #   install     the carried wheels (pip --no-index), when WHEELS holds any
 #   gpu_tests   the `gpu`-marked tests (only the files that hold some: fewer imports, no optional packages)
+#   posterior_gradient_gpu
+#               one batched gradient of the umbrella sampler's potential at L = 16, 24, 32 (32 runs), autograd
+#               on cuda in float64 and float32 against the compiled loops on one CPU core, with its fraction of
+#               the GPU's measured copy bandwidth (`bench --only posterior_gradient_gpu`)
 #   {softmax,linear}_L128, basis_gpu, {softmax,linear}_L256
 #               copy-head validations (Adam, readout-marginal action, float32 on cuda; every point of a
 #               grid trains as one batched model there, run_copy_points) and the basis statistics on CuPy
@@ -86,12 +90,13 @@ fi
 # (P, L, L) design is estimated at 127 GiB for P = 15 500: the budget is raised to the GPU's memory there.
 part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-collection-errors -m gpu \
   $(grep -l "pytest.mark.gpu" tests/*.py)
+part posterior_gradient_gpu 45 "$python" -m emergence bench --quick --only posterior_gradient_gpu --json "$out/posterior_gradient_gpu.json"
 part softmax_L128 50 copy_head softmax_L128 softmax 128 geom:2000:18000:4 800
 part linear_L128 50 copy_head linear_L128 linear 128 geom:32:16384:5 800
 part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics_gpu --json "$out/basis_gpu.json"
 part softmax_L256 50 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head softmax_L256 softmax 256 8000,11000,15500 500'
 part linear_L256 40 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head linear_L256 linear 256 32,250,2000,15500 500'
 # CPU part: the posterior profile at L = 32 around its theory's P* (1821), worker processes on every core
-part posterior_L32 110 "$python" -m emergence validate posterior --attention softmax --method umbrella \
+part posterior_L32 65 "$python" -m emergence validate posterior --attention softmax --method umbrella \
   --L 32 --V 4 --P-grid 1500,2200 --windows 0.05,0.2,0.35,0.5,0.65 --chains 2 --warmup 10 --draws 20 \
   --leapfrog 6 --theory-draws 1000 --out "$out/runs/posterior_L32" --json "$out/posterior_L32.json"

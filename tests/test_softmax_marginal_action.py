@@ -133,3 +133,16 @@ def test_compiled_joint_potential_and_gradient_equal_autograd(L, V, counts, seed
         results.append((potential.detach(), *torch.autograd.grad(potential.sum(), [model.logit_weights, model.readout])))
     for found, expected in zip(*results):
         assert _agrees(found, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_the_gpu_gradient_of_the_sampler_potential_is_the_compiled_cpu_one(dtype):
+    """The GPU bench row's call (autograd on cuda, start placed on the device) against the compiled CPU loops."""
+    from emergence.benchmarks.posterior_gradient import gradient_call
+
+    if not torch.cuda.is_available():
+        pytest.fail("the gpu tests need a GPU that torch sees")
+    expected = gradient_call(8, 120, 6, compiled=True)()
+    found = gradient_call(8, 120, 6, compiled=False, device="cuda", dtype=dtype)().cpu()
+    assert _agrees(found, expected, dtype)

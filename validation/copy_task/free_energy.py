@@ -85,12 +85,13 @@ def start_windows(model: CopyAttentionModel, centres: torch.Tensor, seed: int) -
     generator = torch.Generator().manual_seed(int(seed))
     with torch.no_grad():
         noise = math.sqrt(model.logit_prior_variance) * torch.randn(model.logit_weights.shape, generator=generator,
-                                                                    dtype=model.logit_weights.dtype)
-        model.logit_weights.copy_(noise.to(model.logit_weights.device))
+                                                                    dtype=torch.float64)  # one draw for every dtype
+        model.logit_weights.copy_(noise.to(model.logit_weights.device, model.logit_weights.dtype))
         a = centres.clamp(1e-3, 1 - 1e-3)
         g = torch.log(a * (L - 1) / (1 - a))
         shift = torch.as_tensor(cyclic_shift(L), dtype=noise.dtype)  # S[i, i-1] = 1
-        model.logit_weights[:, V:, V:] += g[:, None, None].to(noise.device) * shift.to(model.logit_weights.device)
+        model.logit_weights[:, V:, V:] += (g.to(model.logit_weights.device)[:, None, None]
+                                          * shift.to(model.logit_weights.device))
 
 
 def bulk_variance_ratios(weights: torch.Tensor, V: int, logit_prior_variance: float) -> dict[str, torch.Tensor]:
