@@ -1,4 +1,4 @@
-r"""A whole copy-task sweep trained as one batched model versus the per-point loop (issue 28, item 1).
+r"""A whole copy-task sweep trained as one batched model versus the per-point loop.
 
 16 points of one sweep (softmax model T, Adam on the readout-marginal action, L = 32, V = 8, one seed and
 both starts, so 2 runs per point; :math:`P` log-spaced 16..256; float32; a fixed budget of Adam steps).

@@ -1,4 +1,4 @@
-"""SGLD steps per second (issue 5, item 5).
+"""SGLD steps per second.
 
 Our sampler (:class:`emergence.validation.samplers.sgld.SGLD`) on the copy-task potential (model M,
 softmax, L = 32, V = 8, P = 128): 64 chains batched in one tensor versus 64 single-chain

@@ -1,4 +1,4 @@
-r"""Benchmark: one token-space map scored by the Gram metric, power sums against masked copies (issue 29).
+r"""Benchmark: one token-space map scored by the Gram metric, power sums against masked copies.
 
 What ``emergence checkpoints`` does about 300 times per model (every head's and layer's map): the
 map's row-normalised Gram (K x K) is compared with the theory's by the Pearson correlation of the

@@ -1,4 +1,4 @@
-"""Batched training sweep versus a Python loop over separate models (issue 5, item 4).
+"""Batched training sweep versus a Python loop over separate models.
 
 64 copy-task runs (8 P values x 8 seeds), Adam on the theory's potential, L = 32, V = 8,
 a fixed number of steps.  The engine trains all 64 as one tensor program

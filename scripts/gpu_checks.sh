@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one prepared GPU run (issue 28), sized for 8 minutes on one H200 with its install.
+# The one prepared GPU run, sized for 8 minutes on one H200 with its install.
 #
 # Usage: scripts/gpu_checks.sh [OUT_DIR]   (default: gpu-out; run from the repository root).
 # Environment: PYTHON (default python3), WHEELS (a folder of wheels to install first, offline; default .whl
@@ -86,7 +86,7 @@ if compgen -G "$wheels/*.whl" > /dev/null; then
 fi
 # GPU parts, most wanted first.  Grids around the theory (V = 8): the softmax saddle's P* is 5895 at L = 128 and
 # 14234 at L = 256; the linear P1 about 103, its crossover 4760 and 13195.  Sized before the batched sweep was
-# measured on a GPU (a point alone: about 10 ms per Adam step on the H200, issue 28), so few points and steps.  At L = 256 model T's
+# measured on a GPU (a point alone: about 10 ms per Adam step on an H200), so few points and steps.  At L = 256 model T's
 # (P, L, L) design is estimated at 127 GiB for P = 15 500: the budget is raised to the GPU's memory there.
 part gpu_tests 55 "$python" -m pytest -q -p no:cacheprovider --continue-on-collection-errors -m gpu \
   $(grep -l "pytest.mark.gpu" tests/*.py)

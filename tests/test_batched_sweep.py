@@ -1,4 +1,4 @@
-"""A sweep trained as one batched model equals the per-point loop, point by point (issue 28, item 1)."""
+"""A sweep trained as one batched model equals the per-point loop, point by point."""
 
 import math
 

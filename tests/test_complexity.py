@@ -1,4 +1,4 @@
-r"""Cyclomatic complexity (radon) stays small where the issue of the house (#27) puts a bound on it.
+r"""Cyclomatic complexity (radon) stays small where the house rules put a bound on it.
 
 * ``emergence/commands/``: a command module only parses arguments, calls the API (``emergence/api.py``)
   and prints, so every function in it has complexity at most ``COMMAND_LIMIT`` (10).

@@ -1,5 +1,5 @@
-"""The default model T (readout variance lambda = 1/L, convention r = 1): the must-show numbers of
-issue 12 and the scaling verdicts that reject wrong laws on the same data."""
+"""The default model T (readout variance lambda = 1/L, convention r = 1): the reference numbers of
+the convention study and the scaling verdicts that reject wrong laws on the same data."""
 
 import json
 import math
@@ -107,7 +107,7 @@ def test_softmax_report_carries_the_certification(claimed):
 
 
 def test_softmax_claim_holds_at_the_command_sizes_and_wrong_laws_fail():
-    """The must-show at the command's default sizes (L = 32 ... 16384, 50 digits); the data are measured once."""
+    """The claim at the command's default sizes (L = 32 ... 16384, 50 digits); the data are measured once."""
     report = emergence.scaling("softmax-first-order")
     assert report.holds is True and max(s["L"] for s in report.sizes) >= 10**4
     for law in ("L*log(L)", "L*log(L)**1.5", "L*log(L)**2.5"):

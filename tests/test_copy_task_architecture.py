@@ -1,4 +1,4 @@
-"""The copy-task models are one logits module per architecture plus one readout head (issue 27, item 3):
+"""The copy-task models are one logits module per architecture plus one readout head:
 no branch on the architecture inside them; the factory :data:`LOGITS` is the one place that reads it."""
 
 import ast

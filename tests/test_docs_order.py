@@ -1,4 +1,4 @@
-"""The documentation in a researcher's order (issue 27): concepts first, a user-guide section for every
+"""The documentation in a researcher's order: concepts first, a user-guide section for every
 command, and no run time quoted on a reference page (times are dated in docs/notes/measurements.md or
 recorded by each run)."""
 
@@ -53,4 +53,4 @@ def test_the_time_and_heading_patterns_catch_what_they_are_for():
     assert DURATION.findall("full 1 min 46 s on the quiet machine; --quick 22 s, about 3 minutes") == \
         ["1 min", "46 s", "22 s", "3 minutes"]
     assert DURATION.findall("L = 256, 2 cores, `steps/<key>.json`, 10 s/it, 65 tokens, s_eta, (2s), 3s") == []
-    assert DATED_HEADING.findall("## Linear attention (issue 26, 2026-12-04)\n") != []
+    assert DATED_HEADING.findall("## Linear attention (verdicts, 2026-12-04)\n") != []

@@ -1,5 +1,6 @@
-"""README.md and docs/ speak of the engine: dates, machines, commands and results, never of how the work
-was organised (closing notes, issue numbers, sessions, helpers, machines that were or were not lent).
+"""README.md, docs/, the benchmark results and the source's docstrings and comments speak of the engine: dates,
+machines, commands and results, never of how the work was organised (closing notes, issue numbers, sessions,
+helpers, machines that were or were not lent).
 
 History belongs in CHANGELOG.md, which this test does not scan.  Technical uses of the same words stay
 allowed: a pytest session, session-scoped fixtures, import-linter's ``session_options``, helper functions.
@@ -36,12 +37,29 @@ ORGANISATIONAL = re.compile(
 """Phrases that describe how the work was organised rather than the engine."""
 
 
+SOURCE_FOLDERS = ("base", "theory", "numerics", "validation", "benchmarks", "emergence", "tools", "scripts", "tests", ".ci")
+"""Folders whose code is read beside the docs: every ``.py`` and ``.sh`` file in them (and ``.ci/run``) is scanned."""
+
+
 def scanned_files(root: Path) -> list[Path]:
-    """README.md and every text file under docs/ (generated pages included: their generators must not write
-    such phrases either)."""
-    files = [root / "README.md"]
+    """README.md, every text file under docs/ (generated pages included: their generators must not write
+    such phrases either) and benchmarks/RESULTS.md."""
+    files = [root / "README.md", root / "benchmarks" / "RESULTS.md"]
     files += sorted(path for path in (root / "docs").rglob("*") if path.is_file() and path.suffix in {".md", ".json", ".txt"})
     return [path for path in files if path.exists()]
+
+
+def scanned_sources(root: Path) -> list[Path]:
+    """The code of :data:`SOURCE_FOLDERS` (links into the top-level folders not followed twice), this test's
+    own file left out: it holds the phrases as planted examples."""
+    files = []
+    for folder in SOURCE_FOLDERS:
+        if (root / folder).is_dir():
+            files += [path for path in (root / folder).rglob("*")
+                      if path.is_file() and (path.suffix in {".py", ".sh"} or path.name == "run")
+                      and not any(part.is_symlink() for part in [path, *path.parents] if root in part.parents)
+                      and "__pycache__" not in path.parts]
+    return sorted(path for path in files if path.name != Path(__file__).name)
 
 
 def organisational_phrases(paths) -> list[str]:
@@ -57,6 +75,19 @@ def test_readme_and_docs_speak_of_the_engine():
     files = scanned_files(CHECKOUT)
     assert CHECKOUT / "README.md" in files and CHECKOUT / "docs" / "concepts.md" in files
     assert organisational_phrases(files) == []
+
+
+def test_docstrings_and_comments_speak_of_the_engine():
+    files = scanned_sources(CHECKOUT)
+    assert CHECKOUT / "validation" / "copy_task" / "free_energy.py" in files and CHECKOUT / ".ci" / "run" in files
+    assert not any("emergence/validation" in str(path.relative_to(CHECKOUT)) for path in files)  # links not walked
+    assert organisational_phrases(files) == []
+
+
+def test_a_planted_phrase_in_a_docstring_fails_the_scan(tmp_path):
+    (tmp_path / "numerics").mkdir()
+    (tmp_path / "numerics" / "solver.py").write_text('"""The solver (issue 35, item 2)."""\n', encoding="utf-8")
+    assert organisational_phrases(scanned_sources(tmp_path)) == [f"{tmp_path / 'numerics' / 'solver.py'}:1: 'issue 35'"]
 
 
 def test_the_history_lives_in_a_changelog():

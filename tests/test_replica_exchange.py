@@ -1,6 +1,6 @@
 """Replica exchange (parallel tempering over SGLD) samples the right law and crosses barriers.
 
-Must-shows: on a tilted 1-D double well with mode weights known by quadrature, replica exchange
+What is shown: on a tilted 1-D double well with mode weights known by quadrature, replica exchange
 recovers the weight of the upper mode within statistical error while plain SGLD started in one
 well does not; on a Gaussian potential mean and variance match the exact values (the cold rung,
 and the hot rung's T-scaled variance).  The copy-task comparison with an exact reference is in

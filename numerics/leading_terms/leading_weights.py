@@ -13,7 +13,7 @@ with a_s, b_s, c_s from the generated kernel ``leading_coefficients`` (derived i
 s <= ``leading_step_limit`` (``one_layer_step_limit``), plus the size conditions
 T >= 60, V >= 500 and L <= sqrt(T)/4 (Theorem 4.1's, quoted).  One layer is Theorem D.7,
 which has its own window and constants and only the size condition T >= 3 (no condition
-on V; L = 1 needs none), as read from the paper's appendix in issue 14; our theory notes
+on V; L = 1 needs none), as read from the paper's appendix; our theory notes
 (leading_terms.md) quote its window and bounds only.
 
 >>> from emergence.numerics.leading_terms.basis_statistics import basis_statistics

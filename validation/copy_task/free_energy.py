@@ -59,7 +59,7 @@ EVALUATION_SEQUENCES = 128
 RHAT_LIMIT = 1.01
 ESS_MINIMUM = 400
 OVERLAP_MINIMUM = 0.03
-"""Diagnostics a point must meet to count (issue 25): rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
+"""Diagnostics a point must meet to count: rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
 
 
 def training_data_seed(seed: int, P: int) -> int:

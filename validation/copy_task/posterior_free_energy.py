@@ -294,7 +294,7 @@ def _importance_delta(point: dict[str, Any]) -> dict[str, float] | None:
 
 
 LINEAR_TRANSITION_FACTOR = 1.5
-"""Linear attention: measured P1 and crossover must lie within this factor of the posterior theory's (issue 25)."""
+"""Linear attention: measured P1 and crossover must lie within this factor of the posterior theory's."""
 
 
 def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
