@@ -112,5 +112,6 @@ def corpus_lag_statistics(path: str | Path, V: int, max_lag: int, tokenizer: str
     if not counts:
         raise EmergenceError(f"corpus file {str(path)!r} holds no tokens")
     vocabulary = vocabulary_from_counts(counts, V - 1, "unk")
-    documents = (vocabulary.encode(splitter.split(document)) for document in iter_documents(path, separator, block_bytes))
+    documents = (np.asarray(vocabulary.encode(splitter.split(document)) or [], dtype=np.int64)  # unk: never None
+                 for document in iter_documents(path, separator, block_bytes))
     return lag_statistics(documents, vocabulary.tokens, max_lag)
