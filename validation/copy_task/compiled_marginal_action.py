@@ -28,10 +28,11 @@ _kernels: dict = {}
 
 def work_per_query(L: int, V: int) -> tuple[int, int]:
     """(flops, bytes) per query of one forward and backward of the loops, a model (not a count): forward
-    :math:`2VL + L + 4V^2 + 7V` flops (key sums, softmax, the readout statistics), backward :math:`4V^2 + 10V + 5L`;
+    :math:`L + 4V^2 + 7V` flops (key sums by the keys' tokens, softmax, the readout statistics), backward
+    :math:`4V^2 + 10V + 5L`;
     :math:`32V + 48` bytes (the saved design, normaliser and :math:`A_{\\ell,\\ell-1}` written once and read once,
     targets and tokens read by both passes)."""
-    return 2 * V * L + L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L, 32 * V + 48
+    return L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 5 * L, 32 * V + 48
 
 
 def compiled_action_available() -> bool:
@@ -56,31 +57,28 @@ def kernels(V: int):
         their ``C, B (R, V, V)``, ``D`` and ``previous_sum (R,)``; the query tables of all runs
         ``by_key_token[r, u, i, v]`` :math:`= e_a[v]` and ``by_key_position[r, u, i, k]`` :math:`= e_b[k]` (query position i, key position k)."""
         R, P, L = tokens.shape
-        keys = np.zeros((V, L), dtype=design.dtype)  # the sequence's one-hot rows, transposed
+        summed = np.empty(V, dtype=design.dtype)  # the position weights summed over the keys holding each token
         for g in range(R):
             r = runs[g]
             for m in range(P):
                 x = tokens[g, m]
-                for k in range(L):
-                    keys[x[k], k] = 1.0
                 for i in range(L):
                     u = x[i]
                     token_weights, weights = by_key_token[r, u, i], by_key_position[r, u, i]
                     phi = design[g, m, i]
+                    for v in range(V):
+                        summed[v] = 0.0
+                    for k in range(L):
+                        summed[x[k]] += weights[k]
                     total = 0.0
                     for v in range(V):
-                        summed = 0.0
-                        for k in range(L):
-                            summed += keys[v, k] * weights[k]
-                        phi[v] = token_weights[v] * summed
+                        phi[v] = token_weights[v] * summed[v]
                         total += phi[v]
                     for v in range(V):
                         phi[v] /= total
                     before = x[i - 1]
                     normaliser[g, m, i] = total
                     previous[g, m, i] = token_weights[before] * weights[i - 1] / total
-                for k in range(L):
-                    keys[x[k], k] = 0.0
             phi, y = design[g].reshape(-1, V), targets[g].reshape(-1, V)
             C[r] += phi.T @ phi
             B[r] += phi.T @ y
