@@ -1,0 +1,74 @@
+"""The posterior size study (validation/copy_task/posterior_study.py): grid extension towards the sampled sign
+change, the rows' ratios, and a missing P* stated with its reason.  The sampler is replaced by a stand-in whose
+Delta F(P) = 8 ln(P_true / P) is known, so the study's own logic is what is tested."""
+
+import math
+
+import pytest
+
+from emergence.validation.copy_task import posterior_study
+from emergence.validation.copy_task.posterior_free_energy import measured_P_star
+from emergence.validation.copy_task.posterior_study import extended_grid, run_posterior_study
+
+
+def _stand_in(P_true: dict, theory: dict, saddle: dict, unconverged=lambda L, P: False):
+    calls = []
+
+    def validate(attention, L, V, P, method, convention, settings, **common):
+        grid = P or sorted({int(round(theory[L] * f)) for f in (0.6, 0.8, 1.0, 1.25)})
+        calls.append((L, list(grid), common["out"]))
+        delta = [8 * math.log(P_true[L] / p) for p in grid]
+        converged = [not unconverged(L, p) for p in grid]
+        measured = {"P": list(grid), "delta_F": delta, "delta_F_error": [0.1] * len(grid), "converged": converged,
+                    "P_star": measured_P_star(grid, delta, [0.1] * len(grid), converged)}
+        return {"measured": measured, "saddle": {"P_star": saddle[L]}, "predicted": {"P_star": theory[L]}}
+
+    return validate, calls
+
+
+def test_the_grid_moves_until_it_brackets_the_sampled_sign_change(tmp_path):
+    theory, saddle, P_true = {8: 260.0, 12: 470.0}, {8: 120.0, 12: 190.0}, {8: 215.0, 12: 900.0}
+    validate, calls = _stand_in(P_true, theory, saddle)
+    study = run_posterior_study([8, 12], 4, None, {}, out=str(tmp_path), validate=validate, extensions=3)
+    rows = {row["L"]: row for row in study["rows"]}
+    assert rows[8]["extensions"] == 0 and rows[12]["extensions"] >= 1  # 900 lies above 1.25 x 470
+    for L in (8, 12):
+        assert rows[L]["sampled"]["value"] == pytest.approx(P_true[L], rel=1e-9)  # Delta F is linear in ln P
+        assert rows[L]["sampled_over_saddle"] == pytest.approx(P_true[L] / saddle[L], rel=1e-9)
+        assert rows[L]["law_ratio"]["sampled"] == pytest.approx(P_true[L] / (L * math.log(L) ** 2), rel=1e-9)
+    assert [out for _, _, out in calls] == [str(tmp_path / "L8")] + [str(tmp_path / "L12")] * (1 + rows[12]["extensions"])
+    assert study["summary"]["sizes_measured"] == 2
+
+
+def test_a_jump_below_the_grid_extends_downwards():
+    assert extended_grid([400, 500, 625], "below") == [256, 320, 400, 500, 625]
+
+
+def test_no_converged_bracket_is_a_missing_value_with_its_reason(tmp_path):
+    validate, _ = _stand_in({16: 5000.0}, {16: 700.0}, {16: 290.0})
+    study = run_posterior_study([16], 4, None, {}, out=str(tmp_path), validate=validate, extensions=1)
+    row = study["rows"][0]
+    assert row["sampled"] is None and row["sampled_over_saddle"] is None and "after 1 extension" in row["reason"]
+    assert study["summary"] == {"sizes_measured": 0, "sizes": 1}
+
+
+def test_unconverged_points_do_not_bracket(tmp_path):
+    """No point above the jump converges: the study extends upwards (the converged points are all positive),
+    finds nothing converged there either, and ends without a sampled P*, saying why."""
+    validate, _ = _stand_in({8: 215.0}, {8: 260.0}, {8: 120.0}, unconverged=lambda L, P: P > 215)
+    row = run_posterior_study([8], 4, None, {}, out=str(tmp_path), validate=validate)["rows"][0]
+    assert row["sampled"] is None and row["extensions"] == 2 and "no converged pair" in row["reason"]
+
+
+def test_extending_on_the_wrong_side_fails_the_study(tmp_path, monkeypatch):
+    """A planted sign error in the side rule: the study no longer finds a jump above its first grid."""
+    monkeypatch.setattr(posterior_study, "missing_side",
+                        lambda measured: {"above": "below", "below": "above", None: None}[_true_side(measured)])
+    validate, _ = _stand_in({12: 900.0}, {12: 470.0}, {12: 190.0})
+    row = run_posterior_study([12], 4, None, {}, out=str(tmp_path), validate=validate, extensions=3)["rows"][0]
+    assert row["sampled"] is None
+
+
+def _true_side(measured):
+    values = [d for d, ok in zip(measured["delta_F"], measured["converged"]) if ok]
+    return "above" if all(d > 0 for d in values) else "below" if all(d < 0 for d in values) else None
