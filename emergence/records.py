@@ -11,7 +11,7 @@ scaling claim, ...), and keys a layer adds that a record does not name are kept 
 - ``save(path)`` / ``load(path)``: that JSON text written atomically / the record read back, its
   array fields (``array_fields``: the grids and curves, e.g. a phase diagram's ``P, c1, cG, loss``)
   NumPy arrays again;
-- ``plot(ax=None)``: its figure, drawn by :mod:`emergence.figures` (the one place every
+- ``plot(ax=None)``: its figure, drawn by :mod:`emergence.report.figures` (the one place every
   figure of the engine is drawn), returned as a :class:`matplotlib.figure.Figure`.
 
 >>> record = PhaseDiagram.from_dict({"attention": "linear", "L": 8, "V": 4, "convention": {},
@@ -90,7 +90,7 @@ class Record:
     """Shared behaviour of the records: dictionary and JSON forms, reading back, the figure."""
 
     figure: ClassVar[str | None] = None
-    """Name of the drawing function in :mod:`emergence.figures` (``None``: the record has no figure)."""
+    """Name of the drawing function in :mod:`emergence.report.figures` (``None``: the record has no figure)."""
 
     array_fields: ClassVar[tuple[str, ...]] = ()
     """Fields held as NumPy arrays (lists given are turned into arrays, where that keeps their JSON)."""
@@ -145,7 +145,7 @@ class Record:
 
     def plot(self, ax=None):
         """The record's figure (a new :class:`~matplotlib.figure.Figure`, or drawn into ``ax``)."""
-        from emergence import figures
+        from emergence.report import figures
         from emergence.base.errors import EmergenceError
 
         if self.figure is None:
@@ -502,7 +502,7 @@ class PosteriorValidation(Record):
 
     def plot(self, ax=None):
         r"""The free-energy profiles and :math:`\Delta F` (umbrella), or the posterior means against ``P``."""
-        from emergence import figures
+        from emergence.report import figures
 
         draw = figures.free_energy_figure if self.method == "umbrella" else figures.posterior_figure
         return draw(self.to_dict(), ax=ax)
