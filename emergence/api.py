@@ -33,7 +33,7 @@ import os
 from typing import Any, Sequence
 
 from emergence.base.errors import InvalidArgumentError
-from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+from emergence.validation.copy_task.copy_experiment import CopyExperiment
 
 __all__ = ["phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
            "checkpoints", "associate", "validate_posterior", "run_copy_experiment", "CopyExperiment"]
@@ -339,7 +339,7 @@ def predict_weights(stats, steps: int, lr: float, layers: int):
 
 def validate_copy_head(attention: str, L: int, V: int, P: Sequence[int], **options):
     """Train (``optimizer="adam"``) or sample (``"sgld"``) copy-task models on every ``P`` and compare
-    them with the theory; ``options`` are the fields of :class:`~emergence.copy_experiment.CopyExperiment`."""
+    them with the theory; ``options`` are the fields of :class:`~emergence.validation.copy_task.copy_experiment.CopyExperiment`."""
     from dataclasses import fields
 
     known = [f.name for f in fields(CopyExperiment)][4:]
@@ -347,6 +347,15 @@ def validate_copy_head(attention: str, L: int, V: int, P: Sequence[int], **optio
     if unknown:
         raise InvalidArgumentError(unknown[0], f"is not an option of validate_copy_head; options: {', '.join(known)}")
     return run_copy_experiment(CopyExperiment(attention, L, V, P, **options).checked())
+
+
+def run_copy_experiment(config: CopyExperiment):
+    """Train (Adam) or sample (SGLD) every point of ``config``; a :class:`~emergence.records.CopyHeadValidation`
+    (:func:`~emergence.validation.copy_task.copy_experiment.run_copy_sweep`)."""
+    from emergence.records import CopyHeadValidation
+    from emergence.validation.copy_task.copy_experiment import run_copy_sweep
+
+    return CopyHeadValidation(**run_copy_sweep(config))
 
 
 def validate_leading_terms(corpus: str = "synthetic", progress=None, **options):

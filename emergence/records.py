@@ -11,7 +11,7 @@ scaling claim, ...), and keys a layer adds that a record does not name are kept 
 - ``save(path)`` / ``load(path)``: that JSON text written atomically / the record read back, its
   array fields (``array_fields``: the grids and curves, e.g. a phase diagram's ``P, c1, cG, loss``)
   NumPy arrays again;
-- ``plot(ax=None)``: its figure, drawn by :mod:`emergence.figures` (the one place every
+- ``plot(ax=None)``: its figure, drawn by :mod:`emergence.report.figures` (the one place every
   figure of the engine is drawn), returned as a :class:`matplotlib.figure.Figure`.
 
 >>> record = PhaseDiagram.from_dict({"attention": "linear", "L": 8, "V": 4, "convention": {},
@@ -86,16 +86,33 @@ def _same_json(a: Any, b: Any) -> bool:
     return bool(a == b) or json.dumps(a, default=repr) == json.dumps(b, default=repr)
 
 
+@dataclass(eq=False)
 class Record:
-    """Shared behaviour of the records: dictionary and JSON forms, reading back, the figure."""
+    """Shared behaviour of the records: dictionary and JSON forms, reading back, the figure; and the fields
+    every record ends with, declared once here (keyword-only, after a record's own fields):
+    ``provenance`` and ``details``."""
 
     figure: ClassVar[str | None] = None
-    """Name of the drawing function in :mod:`emergence.figures` (``None``: the record has no figure)."""
+    """Name of the drawing function in :mod:`emergence.report.figures` (``None``: the record has no figure)."""
 
     array_fields: ClassVar[tuple[str, ...]] = ()
     """Fields held as NumPy arrays (lists given are turned into arrays, where that keeps their JSON)."""
 
-    details: dict
+    json_tail: ClassVar[tuple[str, ...]] = ("provenance",)
+    """The fields written after the record's own ones, in this order (``details`` always last); a record
+    whose result has no provenance of its own writes none (``()``)."""
+
+    provenance: dict | None = field(default=None, kw_only=True)
+    """How the result was made: configuration, versions, seed, time (:func:`emergence.base.io.provenance`)."""
+
+    details: dict = field(default_factory=dict, kw_only=True)
+    """Keys the layer returned that the record does not name (a record never drops a number)."""
+
+    @classmethod
+    def written_fields(cls) -> list[str]:
+        """The fields :meth:`to_dict` writes, in order: the record's own, then :data:`json_tail`."""
+        shared = {"provenance", "details", *cls.json_tail}
+        return [f.name for f in fields(cls) if f.name not in shared] + list(cls.json_tail)
 
     def __post_init__(self) -> None:
         for name in self.array_fields:
@@ -129,7 +146,7 @@ class Record:
             raise EmergenceError(f"{path} does not hold a {cls.__name__} ({error})") from None
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        data = {name: getattr(self, name) for name in self.written_fields()}
         return _json_ready({**data, **self.details})
 
     def to_json(self) -> str:
@@ -139,13 +156,13 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]):
-        names = {f.name for f in fields(cls)} - {"details"}
+        names = set(cls.written_fields())
         return cls(**{k: v for k, v in data.items() if k in names},
                    details={k: v for k, v in data.items() if k not in names})
 
     def plot(self, ax=None):
         """The record's figure (a new :class:`~matplotlib.figure.Figure`, or drawn into ``ax``)."""
-        from emergence import figures
+        from emergence.report import figures
         from emergence.base.errors import EmergenceError
 
         if self.figure is None:
@@ -173,8 +190,6 @@ class PhaseDiagram(Record):
     cG: list
     loss: list
     transitions: dict
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -195,8 +210,6 @@ class ScalingVerdict(Record):
     tolerance: float
     dps: int
     convention: dict | None = None
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
     def sweeps(self) -> list[dict[str, Any]]:
         """Per sweep: sizes, transitions, measured and the law's own local exponents, spread over
@@ -230,12 +243,12 @@ class Derivation(Record):
     """A theory's derivation: ``steps`` is the list of :class:`emergence.theory.derivation_steps.Step`
     (titles, SymPy equations); ``to_dict()`` is the JSON form of ``emergence derive --format json``."""
 
+    json_tail: ClassVar[tuple[str, ...]] = ()  # its JSON is the derivation document (render_json)
     theory: str
     attention: str | None
     architecture: str | None
     steps: list
     note: str | None = None
-    details: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
         from emergence.theory.derivation_steps import render_json
@@ -288,8 +301,6 @@ class Basis(Record):
     T: int
     N: int
     config: dict
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
     corpus: Any = field(default=None, repr=False, compare=False)
 
     def arrays(self) -> dict[str, Any]:
@@ -355,6 +366,7 @@ class LeadingWeights(Record):
     ``bounds``, its ``step_limit`` and whether the run is ``within_window``."""
 
     figure: ClassVar[str] = "leading_weights_figure"
+    json_tail: ClassVar[tuple[str, ...]] = ()  # an analytic prediction: the command writes its own provenance
     weights: dict
     bounds: dict
     step_limit: float
@@ -364,7 +376,6 @@ class LeadingWeights(Record):
     lr: float
     layers: int
     tokens: list
-    details: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         import numpy as np
@@ -381,7 +392,7 @@ class LeadingWeights(Record):
         return super().from_dict({k: v for k, v in data.items() if k != "within_window"})
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        data = {name: getattr(self, name) for name in self.written_fields()}
         data["weights"] = {k: v.tolist() for k, v in self.weights.items()}
         return _json_ready({**data, "within_window": self.within_window, **self.details})
 
@@ -410,8 +421,6 @@ class CopyHeadValidation(Record):
     agreement: dict
     prediction_note: str | None = None
     results_folder: str | None = None
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -431,8 +440,6 @@ class LeadingTermValidation(Record):
     cosine: dict
     min_cosine: dict
     min_cosine_within_window: dict
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -451,8 +458,6 @@ class CheckpointComparison(Record):
     tokens_raw: list
     settings: dict
     checkpoints: list
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -468,8 +473,6 @@ class Associations(Record):
     normalize: str
     min_count: int
     config: dict
-    provenance: dict | None = None
-    details: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -484,15 +487,14 @@ class PosteriorValidation(Record):
     measured float64 matmul rate (``None`` for replica exchange, whose JSON has no ``cost``).
     """
 
+    json_tail: ClassVar[tuple[str, ...]] = ("provenance", "cost")
     predicted: dict | None
     saddle: dict | None
     measured: dict
     agreement: dict
     method: str
     results_folder: str | None = None
-    provenance: dict | None = None
     cost: dict | None = None
-    details: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
@@ -502,7 +504,7 @@ class PosteriorValidation(Record):
 
     def plot(self, ax=None):
         r"""The free-energy profiles and :math:`\Delta F` (umbrella), or the posterior means against ``P``."""
-        from emergence import figures
+        from emergence.report import figures
 
         draw = figures.free_energy_figure if self.method == "umbrella" else figures.posterior_figure
         return draw(self.to_dict(), ax=ax)

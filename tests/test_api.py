@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import emergence
-import emergence.figures
+import emergence.report.figures
 import emergence.records
 from emergence.cli import main
 from emergence.records import CopyHeadValidation, LeadingTermValidation, PhaseDiagram, ScalingVerdict
@@ -62,7 +62,7 @@ def command_paths() -> list[tuple[str, ...]]:
     """Every command of the command line, sub-commands as their path (``("validate", "copy-head")``)."""
     import argparse
 
-    from emergence.cli import build_parser
+    from emergence.cli.parser import build_parser
 
     def walk(parser, prefix):
         subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -84,7 +84,7 @@ def missing_from_the_top(top: tuple[str, ...]) -> list[str]:
     from emergence import api
 
     public = [name for name, value in vars(api).items() if not name.startswith("_") and
-              (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ in (api.__name__, "emergence.copy_experiment")]
+              (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ in (api.__name__, "emergence.validation.copy_task.copy_experiment")]
     missing = [name for name in sorted(set(public) | set(api.__all__)) if name not in top]
     for path in command_paths():
         names = ["_".join(path[:k]).replace("-", "_") for k in range(len(path), 0, -1)]
@@ -140,7 +140,7 @@ def test_bad_arguments_are_emergence_errors():
 
 
 def test_the_cli_and_the_demo_draw_byte_identical_figures_from_one_record(tmp_path):
-    from emergence.demo_figures import draw_plots, plot_record
+    from emergence.demo.figures import draw_plots, plot_record
 
     assert main(["phase-diagram", "--attention", "softmax", "--L", "64", "--V", "8", "--points", "40",
                  "--json", str(tmp_path / "d.json"), "--plot", str(tmp_path / "cli.png")]) == 0
@@ -151,7 +151,7 @@ def test_the_cli_and_the_demo_draw_byte_identical_figures_from_one_record(tmp_pa
     cli, demo = (tmp_path / "cli.png").read_bytes(), (tmp_path / "demo.png").read_bytes()
     # exact by design: one record (its floats through an exact JSON round trip) drawn by the same code
     assert cli[:8] == b"\x89PNG\r\n\x1a\n" and cli == demo
-    emergence.figures.save_figure(record.plot(), tmp_path / "notebook.png")
+    emergence.report.figures.save_figure(record.plot(), tmp_path / "notebook.png")
     assert (tmp_path / "notebook.png").read_bytes() == cli
     from matplotlib.figure import Figure
 
@@ -173,7 +173,7 @@ def test_an_unknown_figure_format_is_a_one_line_error(tmp_path, capsys):
                  "--plot", str(tmp_path / "figure.xyz")]) == 2
     error = capsys.readouterr().err.strip()
     assert error.startswith("emergence: error: ") and "\n" not in error and "'.xyz'" in error
-    from emergence.figures import figure_format
+    from emergence.report.figures import figure_format
     from emergence.base.errors import EmergenceError
 
     with pytest.raises(EmergenceError, match="cannot write a figure as .xyz"):  # the API's own check
@@ -192,7 +192,7 @@ def test_cosine_figure_shows_every_layer_an_exact_match_and_undefined_epochs():
     assert any(label.startswith("exact match") for label in labels)
     assert "cosine undefined (weight still zero)" in labels
     w_o = axis.get_lines()[0].get_ydata()
-    assert w_o[0] == emergence.figures.EXACT_FLOOR  # not dropped from the log axis (exact: 1 - 1.0 = 0 -> the constant)
+    assert w_o[0] == emergence.report.figures.EXACT_FLOOR  # not dropped from the log axis (exact: 1 - 1.0 = 0 -> the constant)
     clean = _cosine_record({"W_O": [[0.9, 0.8, 0.7]], "V": [[0.9, 0.8, 0.7]], "W": [[0.9, 0.8, 0.7]],
                             "P": [[0.9, 0.8, 0.7]]})
     clean_labels = clean.plot().axes[0].get_legend_handles_labels()[1]
@@ -267,7 +267,7 @@ def test_copy_head_validation_is_one_record_for_the_cli_and_the_demo(tmp_path):
     from_cli = CopyHeadValidation.from_dict(json.loads((tmp_path / "r.json").read_text()))
     # exact by design: the command reuses the stored runs of the same configuration (exact JSON round trip)
     assert from_cli.measured == validation.measured and from_cli.settings == validation.settings
-    from emergence.demo_figures import draw_plots, plot_record
+    from emergence.demo.figures import draw_plots, plot_record
 
     draw_plots([plot_record("demo.png", "copy_task", from_cli)], tmp_path)
     # exact by design: the same record drawn by the same code
@@ -276,8 +276,8 @@ def test_copy_head_validation_is_one_record_for_the_cli_and_the_demo(tmp_path):
 
 def test_the_demo_recomputes_its_cached_copy_task_runs_after_a_code_change(tmp_path, monkeypatch):
     import emergence.base.sweeps as sweeps
-    from emergence.demo import DemoContext
-    from emergence.demo_steps import _copy_task_experiment
+    from emergence.demo.framework import DemoContext
+    from emergence.demo.steps import _copy_task_experiment
 
     experiment = {"attention": "linear", "L": 4, "V": 3, "P": [4, 8], "seeds": 1, "adam_steps": 10,
                   "sgld_burn_in": 10, "sgld_draws": 4, "sgld_thin": 1, "chains": 1, "objective": "marginal"}

@@ -73,7 +73,7 @@ def test_the_command_line_names_its_flag_where_the_api_names_its_parameter(capsy
 
 
 def test_the_option_of_an_api_parameter_is_found_in_the_chosen_sub_command():
-    from emergence.cli import build_parser, option_of
+    from emergence.cli.parser import build_parser, option_of
 
     parser = build_parser()
     copy_head = parser.parse_args(["validate", "copy-head", "--attention", "linear", "--L", "8", "--V", "4"])

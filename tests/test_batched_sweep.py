@@ -101,7 +101,7 @@ def test_a_batched_sweep_stores_each_point_under_its_own_key(tmp_path):
 
 @pytest.mark.parametrize("optimizer", ["adam", "sgld"])
 def test_every_point_is_batched_on_a_gpu_and_none_on_a_cpu_by_default(optimizer):
-    from emergence.copy_experiment import CopyExperiment
+    from emergence.validation.copy_task.copy_experiment import CopyExperiment
 
     experiment = CopyExperiment("softmax", 8, 4, (16, 32, 64), optimizer=optimizer)
     assert (experiment.points_per_model("cuda"), experiment.points_per_model("cpu")) == (3, 1)

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from emergence.cli import main
-from emergence.commands import COMMAND_MODULES
+from emergence.cli.commands import COMMAND_MODULES
 from emergence.theory.kernel_registry import all_kernel_modules
 
 

@@ -4,8 +4,8 @@ import os
 import subprocess
 import sys
 
-from emergence.cli import build_parser
-from emergence.command_reference import command_reference
+from emergence.cli.parser import build_parser
+from emergence.cli.command_reference import command_reference
 from generated_files import CHECKOUT, assert_committed_equal_fresh, regenerate
 
 
@@ -37,7 +37,7 @@ def test_a_planted_option_change_makes_the_rendering_differ():
 
 
 def test_the_rendering_does_not_depend_on_the_terminal_width():
-    code = "from emergence.command_reference import command_reference; import sys; sys.stdout.write(command_reference())"
+    code = "from emergence.cli.command_reference import command_reference; import sys; sys.stdout.write(command_reference())"
     texts = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CHECKOUT,
                             env={**os.environ, "COLUMNS": columns}).stdout
              for columns in ("20", "300")}

@@ -148,7 +148,7 @@ def test_the_experiment_bisects_the_measured_jump(tmp_path, monkeypatch):
     """`--bisect 3` adds three points, each inside the previous bracket, and the bracket shrinks around the jump."""
     import emergence.validation.copy_task.experiment as experiment
     import emergence.validation.copy_task.predictions as predictions
-    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+    from emergence.api import CopyExperiment, run_copy_experiment
 
     def stand_in_point(config, device="cpu"):
         return _point(config["P"], _jump_at(1000)(config["P"]), bistable=WINDOW[0] <= config["P"] <= WINDOW[1])
@@ -176,7 +176,7 @@ def _status_experiment(measured, theory):
 
 
 def test_the_status_rows_state_the_bracket_the_landing_and_the_hysteresis_and_can_fail():
-    from emergence.theory_status import _copy_task_rows
+    from emergence.validation.theory_status import _copy_task_rows
 
     good = _copy_task_rows([_status_experiment(_sweep(_jump_at(900)), _theory())])
     assert [row["holds"] for row in good] == ["yes", "yes"]  # agreement, coverage (Adam only: no SGLD rows)

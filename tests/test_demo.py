@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from emergence.cli import main
-from emergence.demo_figures import regenerate_figures
-from emergence.demo_steps import planted_queries
-from emergence.theory_status import render_status_page, status_numbers
+from emergence.demo.figures import regenerate_figures
+from emergence.demo.steps import planted_queries
+from emergence.report.status_page import render_status_page
+from emergence.validation.theory_status import status_numbers
 
 STEP_TITLES = ("derivations", "phase diagrams", "scaling claims", "copy-task validation",
                "leading-term validation", "associations")
@@ -142,8 +143,8 @@ def test_missing_status_data_fails_with_a_reason(quick_demo):
 
 def test_the_copy_task_section_reports_a_missing_transition(monkeypatch, tmp_path):
     """A sampler whose P1 was not measured fails, and the comparison line names the missing transition."""
-    import emergence.demo_steps as demo_steps
-    from emergence.demo import DemoContext
+    import emergence.demo.steps as demo_steps
+    from emergence.demo.framework import DemoContext
     from emergence.records import CopyHeadValidation
     from emergence.validation.copy_task.analysis import agreement, measured_curves
 
@@ -186,10 +187,10 @@ def test_the_full_demo_softmax_experiment_spans_the_prediction_bisects_and_state
     """The full demo's softmax experiment, with a stand-in for training: its grid is 8 points over [P*/3, 3P*]
     around the theory's P* at the default convention, two bisection points follow, and the section states
     where the jump lands and the hysteresis."""
-    import emergence.demo_steps as demo_steps
+    import emergence.demo.steps as demo_steps
     import emergence.validation.copy_task.experiment as experiment
-    from emergence.demo import DemoContext
-    from emergence.copy_experiment import grid_around_prediction
+    from emergence.demo.framework import DemoContext
+    from emergence.validation.copy_task.copy_experiment import grid_around_prediction
     from emergence.validation.copy_task.analysis import grid_coverage
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
@@ -226,7 +227,7 @@ def test_the_full_demo_softmax_experiment_spans_the_prediction_bisects_and_state
     assert len(measured["P"]) == 10
     assert record["agreement"]["adam"]["passes"], record["agreement"]["adam"]["reasons"]
     assert "the jump lands: a_G" in section.body and "two minima (hysteresis) at P" in section.body
-    from emergence.theory_status import _copy_task_rows
+    from emergence.validation.theory_status import _copy_task_rows
 
     rows = _copy_task_rows(section.data["experiments"])
     assert rows[0]["holds"] == "yes" and "the jump lands" in rows[0]["measured"]

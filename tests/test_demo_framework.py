@@ -2,8 +2,8 @@
 
 import json
 
-from emergence.demo import DemoContext, DemoStep, code_fingerprint, run_demo, run_step
-from emergence.report import Section, markdown_table
+from emergence.demo.framework import DemoContext, DemoStep, code_fingerprint, run_demo, run_step
+from emergence.report.writer import Section, markdown_table
 
 
 def counting_step(calls):

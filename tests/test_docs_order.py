@@ -6,8 +6,8 @@ import re
 
 from package_layout import CHECKOUT
 
-from emergence.cli import build_parser
-from emergence.command_reference import _children
+from emergence.cli.parser import build_parser
+from emergence.cli.command_reference import _children
 
 REFERENCE_PAGES = ("README.md", "docs/index.md", "docs/user_guide.md", "docs/concepts.md", "docs/validation_copy_head.md")
 """Pages that describe what the engine does, as opposed to dated notes (docs/notes/) and measurement pages."""

@@ -127,7 +127,7 @@ def test_the_experiment_bisects_a_linear_bracket_until_it_decides(tmp_path, monk
     until the bracket lies on one side, and the verdict then decides (here: outside, so it fails)."""
     import emergence.validation.copy_task.experiment as experiment
     import emergence.validation.copy_task.predictions as predictions
-    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
+    from emergence.api import CopyExperiment, run_copy_experiment
 
     def stand_in_point(config, device="cpu"):
         return _point(config["P"], _c1(config["P"]), _cG(config["P"], crossover=1300.0))

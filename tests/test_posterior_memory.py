@@ -79,7 +79,7 @@ def test_the_temporary_results_folder_is_removed_on_every_exit_path(tmp_path, en
         import os, pathlib, sys
         from emergence import api
         from emergence.base.errors import EmergenceError
-        from emergence.validation.copy_task import posterior_free_energy
+        from emergence.validation.copy_task import linear_posterior_sampling
 
         def sweep(L, V, convention, P_grid, settings, out, **options):
             assert pathlib.Path(out).is_dir() and pathlib.Path(out).parent == pathlib.Path({str(folder)!r})
@@ -91,7 +91,7 @@ def test_the_temporary_results_folder_is_removed_on_every_exit_path(tmp_path, en
             return {{"measured": {{"P": P_grid, "seconds_per_gradient": [1.0, 1.0], "flops_per_gradient": [1e6, 1e6]}},
                     "predicted": {{}}, "saddle": {{}}, "agreement": {{}}}}
 
-        posterior_free_energy.run_linear_hmc_validation = sweep
+        linear_posterior_sampling.run_linear_hmc_validation = sweep
         api.validate_posterior("linear", 8, 4, [8, 16], workers=1, progress=False)
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,

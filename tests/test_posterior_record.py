@@ -34,9 +34,9 @@ def test_the_record_and_the_command_write_the_same_json(monkeypatch, tmp_path, c
     import copy
 
     from emergence.base import runtime
-    from emergence.validation.copy_task import posterior_free_energy
+    from emergence.validation.copy_task import linear_posterior_sampling
 
-    monkeypatch.setattr(posterior_free_energy, "run_linear_hmc_validation", lambda *args, **kwargs: copy.deepcopy(CANNED))
+    monkeypatch.setattr(linear_posterior_sampling, "run_linear_hmc_validation", lambda *args, **kwargs: copy.deepcopy(CANNED))
     monkeypatch.setattr(runtime, "torch_single_thread_flops", lambda: 4e10)
     assert main(["validate", "posterior", "--attention", "linear", "--L", "4", "--V", "2", "--P-grid", "8,32",
                  "--out", str(tmp_path), "--json", "-"]) == 0

@@ -181,8 +181,8 @@ def test_reference_seconds_give_an_estimate_before_the_first_step_finishes():
 def test_the_demos_reference_seconds_follow_the_gradient_path_it_trains_with():
     """The copy-task step trains softmax model T 2-2.5x faster with the compiled action (Numba) than with autograd;
     the reference seconds are those measured on the same path, so the other steps' share is not underestimated."""
-    from emergence.demo import expected_step_seconds
-    from emergence.demo_steps import demo_steps
+    from emergence.demo.framework import expected_step_seconds
+    from emergence.demo.steps import demo_steps
 
     steps = demo_steps()
     for quick in (True, False):

@@ -107,3 +107,16 @@ def test_loading_another_record_or_a_corrupt_file_is_one_line_error(tmp_path):
     path.write_text(path.read_text()[:30])
     with pytest.raises(EmergenceError, match="is corrupt"):
         CopyHeadValidation.load(path)
+
+
+def test_the_provenance_and_details_tail_is_declared_once_on_record():
+    """No record declares ``provenance`` or ``details`` itself; each writes its own fields, then its
+    ``json_tail`` (provenance where it has one), then the details: the JSON keys of the layer's dictionary."""
+    for cls in Record.__subclasses__():
+        assert not {"provenance", "details"} & set(vars(cls).get("__annotations__", {})), cls.__name__
+    record = PhaseDiagram.from_dict({"attention": "linear", "L": 8, "V": 4, "convention": {}, "P": [1.0], "c1": [0.0],
+                                     "cG": [0.0], "loss": [1.0], "transitions": {}, "provenance": {"seed": 1},
+                                     "note": "kept"})
+    assert list(record.to_dict())[-2:] == ["provenance", "note"] and record.provenance == {"seed": 1}
+    assert list(RECORDS["PosteriorValidation"]().to_dict())[-3:] == ["provenance", "cost", "extra"]
+    assert "provenance" not in RECORDS["LeadingWeights"]().to_dict()  # an analytic prediction has none

@@ -6,7 +6,7 @@ import pytest
 
 import emergence
 from emergence.cli import main
-from emergence.commands.validate_copy_head import parse_P_grid
+from emergence.cli.commands.validate_copy_head import parse_P_grid
 from emergence.base.errors import EmergenceError
 
 
@@ -241,7 +241,7 @@ def test_default_grid_is_what_the_verdict_asks_for():
     over each of [P1/2, 2 P1] and [P_G/2, 2 P_G] around the theory's P1 and crossover."""
     from argparse import Namespace
 
-    from emergence.commands.validate_copy_head import _default_grid
+    from emergence.cli.commands.validate_copy_head import _default_grid
     from emergence.validation.copy_task.analysis import grid_coverage
 
     softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention=""))

@@ -66,7 +66,8 @@ def derivation_files() -> dict[Path, str]:
 def status_files(results: dict) -> dict[Path, str]:
     """The theory status numbers and page of a demo run's ``results.json``."""
     from emergence.base.io import to_json_text
-    from emergence.theory_status import render_status_page, status_numbers
+    from emergence.report.status_page import render_status_page
+    from emergence.validation.theory_status import status_numbers
 
     numbers = status_numbers(results)
     return {STATUS_JSON: to_json_text(numbers), STATUS_PAGE: render_status_page(numbers)}
@@ -74,14 +75,14 @@ def status_files(results: dict) -> dict[Path, str]:
 
 def status_page_files() -> dict[Path, str]:
     """The status page rendered from the committed status numbers."""
-    from emergence.theory_status import render_status_page
+    from emergence.report.status_page import render_status_page
 
     return {STATUS_PAGE: render_status_page(json.loads(STATUS_JSON.read_text(encoding="utf-8")))}
 
 
 def command_reference_files() -> dict[Path, str]:
     """The command reference rendered from the ``emergence`` argument parser."""
-    from emergence.command_reference import command_reference
+    from emergence.cli.command_reference import command_reference
 
     return {COMMANDS_PAGE: command_reference()}
 

@@ -2,7 +2,7 @@ r"""The copy-task posterior sampled by the chosen method: the one place that dis
 
 * ``umbrella`` (softmax): :func:`~emergence.validation.copy_task.posterior_free_energy.run_free_energy_validation`;
   without a grid, six points from :math:`P^*/2.5` to :math:`2P^*` of the posterior theory.
-* ``hmc`` (linear): :func:`~emergence.validation.copy_task.posterior_free_energy.run_linear_hmc_validation`;
+* ``hmc`` (linear): :func:`~emergence.validation.copy_task.linear_posterior_sampling.run_linear_hmc_validation`;
   without a grid, :data:`LINEAR_GRID`.
 * ``replica-exchange``: :func:`~emergence.validation.copy_task.posterior_validation.run_replica_exchange_validation`;
   without a grid, :data:`LINEAR_GRID`.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from emergence.base.errors import InvalidArgumentError
-from emergence.validation.copy_task import posterior_free_energy, posterior_validation
+from emergence.validation.copy_task import linear_posterior_sampling, posterior_free_energy, posterior_validation
 from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
 
 LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
@@ -57,7 +57,7 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
             theory_draws=theory_draws, theory_P_star=P_star, **common)
     grid = list(P or LINEAR_GRID)
     if method == "hmc":
-        return posterior_free_energy.run_linear_hmc_validation(
+        return linear_posterior_sampling.run_linear_hmc_validation(
             L, V, convention, grid, _over_defaults(settings, FREE_ENERGY_DEFAULTS), theory_draws=theory_draws, **common)
     return posterior_validation.run_replica_exchange_validation(
         attention, L, V, grid, convention, _over_defaults(settings, POSTERIOR_DEFAULTS),

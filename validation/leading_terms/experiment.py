@@ -17,7 +17,7 @@ Window edge: the theorem's window is s \le k/\eta (k = \eta\,s_{max}, e.g.
 \min(5/(8\sqrt T), 1/(12L)) for L layers), i.e. s\eta \le k.  ``lr=None`` chooses
 \eta = 2k/S for a run of S steps, so that the edge falls halfway through: the first half
 of the run lies inside the window and the second outside, and the cosines and relative
-errors are seen on both sides (:func:`emergence.figures.window_edge_figure`).  The result records s\eta per
+errors are seen on both sides (:func:`emergence.report.figures.window_edge_figure`).  The result records s\eta per
 epoch, the edge k and the loss at the last epoch inside the window, so whether the loss
 moves visibly inside it is reported, not assumed.
 

@@ -12,7 +12,7 @@ HELP = "check a copy-head scaling claim (P* ~ L ln^2 L, P1 ~ V^2, crossover ~ L^
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import add_executor_arguments, integer, output_file
+    from emergence.cli.commands._checks import add_executor_arguments, integer, output_file
     from emergence.numerics.copy_head.scaling_claims import CLAIMS
 
     parser.add_argument("--claim", required=True, choices=tuple(CLAIMS))

@@ -7,18 +7,18 @@ them with :func:`register_commands`; a chosen sub-command's ``run`` replaces the
 import importlib
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "emergence.commands.export_kernels",
-    "emergence.commands.check",
-    "emergence.commands.phase_diagram",
-    "emergence.commands.scaling",
-    "emergence.commands.derive",
-    "emergence.commands.bench",
-    "emergence.commands.basis",
-    "emergence.commands.associate",
-    "emergence.commands.predict_weights",
-    "emergence.commands.checkpoints",
-    "emergence.commands.validate",
-    "emergence.commands.demo",
+    "emergence.cli.commands.export_kernels",
+    "emergence.cli.commands.check",
+    "emergence.cli.commands.phase_diagram",
+    "emergence.cli.commands.scaling",
+    "emergence.cli.commands.derive",
+    "emergence.cli.commands.bench",
+    "emergence.cli.commands.basis",
+    "emergence.cli.commands.associate",
+    "emergence.cli.commands.predict_weights",
+    "emergence.cli.commands.checkpoints",
+    "emergence.cli.commands.validate",
+    "emergence.cli.commands.demo",
 )
 
 

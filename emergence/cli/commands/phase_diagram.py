@@ -16,7 +16,7 @@ MAX_POINTS = 100_000
 
 def add_arguments(parser):
     from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
-    from emergence.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
+    from emergence.cli.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
 
     parser.add_argument("--attention", required=True, choices=("linear", "softmax"))
     parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
@@ -34,7 +34,7 @@ def run(args) -> int:
     import sys
 
     from emergence.api import phase_diagram
-    from emergence.figures import figure_format, save_figure
+    from emergence.report.figures import figure_format, save_figure
     from emergence.numerics.copy_head.phase_diagram import check_grid
     from emergence.base.io import provenance, to_json_text, write_json_atomic
     from emergence.base.progress import heartbeat

@@ -18,7 +18,7 @@ factor (at most this many points; it stops once every bracket decides)."""
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import (
+    from emergence.cli.commands._checks import (
         PLOT_FORMATS,
         add_executor_arguments,
         argument_type,
@@ -132,8 +132,8 @@ def _P_grid_argument(text: str) -> list[int]:
 
 def _default_grid(args) -> list[int]:
     """The grid when ``--P-grid`` is not given: around the theory's transitions at the convention (what the
-    verdict asks for, :func:`emergence.copy_experiment.grid_around_prediction`)."""
-    from emergence.copy_experiment import grid_around_prediction
+    verdict asks for, :func:`emergence.validation.copy_task.copy_experiment.grid_around_prediction`)."""
+    from emergence.validation.copy_task.copy_experiment import grid_around_prediction
 
     return grid_around_prediction(args.attention, args.L, args.V, args.convention)
 
@@ -141,8 +141,8 @@ def _default_grid(args) -> list[int]:
 def run(args) -> int:
     import sys
 
-    from emergence.copy_experiment import CopyExperiment, run_copy_experiment
-    from emergence.figures import figure_format, save_figure
+    from emergence.api import CopyExperiment, run_copy_experiment
+    from emergence.report.figures import figure_format, save_figure
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.validation.copy_task.analysis import verdict_lines
 

@@ -13,7 +13,7 @@ HELP = "benchmark the engine against the straightforward alternatives (ratios wi
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import argument_type, executor_spec, integer, output_file
+    from emergence.cli.commands._checks import argument_type, executor_spec, integer, output_file
 
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--json", type=output_file(".json", stdout=True), metavar="PATH|-", help="write the records as JSON ('-' for stdout)")

@@ -13,7 +13,7 @@ HELP = "write the generated kernels as standalone NumPy or CuPy modules"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import output_folder
+    from emergence.cli.commands._checks import output_folder
 
     parser.add_argument("--backend", default="numpy", help="numpy or cupy (default: numpy)")
     parser.add_argument("--out", required=True, type=output_folder, help="folder to write the modules into")

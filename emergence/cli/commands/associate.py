@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_options
+from emergence.cli.commands._corpus_arguments import add_corpus_arguments, corpus_options
 
 NAME = "associate"
 HELP = "nearest tokens of query words under the bigram, interchangeability and context statistics"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import integer, output_file
+    from emergence.cli.commands._checks import integer, output_file
     from emergence.numerics.leading_terms.associations import DEFAULT_MIN_COUNT
 
     add_corpus_arguments(parser)

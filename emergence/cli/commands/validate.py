@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from emergence.commands import command_names, register_commands
+from emergence.cli.commands import command_names, register_commands
 
 NAME = "validate"
 HELP = "train small models and compare them with a theory's predictions"
 
 VALIDATE_MODULES: tuple[str, ...] = (
-    "emergence.commands.validate_leading_terms",
-    "emergence.commands.validate_copy_head",
-    "emergence.commands.validate_posterior",
+    "emergence.cli.commands.validate_leading_terms",
+    "emergence.cli.commands.validate_copy_head",
+    "emergence.cli.commands.validate_posterior",
 )
 
 

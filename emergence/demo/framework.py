@@ -1,6 +1,6 @@
 """``emergence demo``: run every part of the engine on its built-in default and write the report.
 
-The demo is a list of :class:`DemoStep` s.  Each step's finished :class:`~emergence.report.Section`
+The demo is a list of :class:`DemoStep` s.  Each step's finished :class:`~emergence.report.writer.Section`
 is stored atomically under ``OUT/steps/<key>.json`` together with the configuration that
 produced it; a re-run with the same configuration reuses it, so an interrupted demo resumes
 where it stopped.  A step's configuration is its own ``settings`` (sizes, grids, steps,
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from emergence.report import Section, write_report
+from emergence.report.writer import Section, write_report
 from emergence.base.io import ensure_writable_directory, provenance, read_stored_result, write_json_atomic
 
 ENGINE_PACKAGES = ("emergence.base", "emergence.theory", "emergence.numerics", "emergence.validation", "emergence")
@@ -97,7 +97,7 @@ def run_step(step: DemoStep, context: DemoContext, stored: Section | None = None
     return section, False
 
 
-STEP_SECONDS = Path(__file__).with_name("demo_step_seconds.json")
+STEP_SECONDS = Path(__file__).with_name("step_seconds.json")
 """Each step's wall time per kind (quick, full): the median of the runs it lists, with the date, machine and command."""
 
 
@@ -126,7 +126,7 @@ def as_stored(data: dict) -> dict:
 
 PREAMBLE = """\
 This report was written by `emergence demo`. Every number in it is also in `results.json`,
-together with the plotted arrays (`emergence.demo_figures.regenerate_figures` redraws every
+together with the plotted arrays (`emergence.demo.figures.regenerate_figures` redraws every
 figure from that file). Each section separates what the engine **derives** (SymPy from the
 model definition, then generated kernels), what is **reconstructed** (the copy-head model:
 only the abstract of arXiv 2606.12058 is available, so the model and its reduction are our

@@ -1,12 +1,14 @@
-"""The theory status page: each claim of both papers / what the engine derives / measured / holds?
+"""The theory status: each claim of both papers / what the engine derives / measured / holds?
 
 :func:`status_numbers` reads a demo's ``results.json`` and keeps, per claim, the derived
 statement, the measured numbers and a verdict whose criterion is written in the row; the
 verdicts are the ones the layers return (scaling ``holds``, copy-task ``passes``, planted
-associations ``recovered``) or a stated threshold on a measured number.
-:func:`render_status_page` turns those numbers into the text of ``docs/theory_status.md``.
-The committed page is rendered from the committed ``docs/theory_status.json`` (a test checks
-that they match); in a source checkout both are refreshed from a full demo run by::
+associations ``recovered``) or a stated threshold on a measured number (:data:`COSINE_THRESHOLD`,
+the copy-task thresholds of :mod:`emergence.validation.copy_task.analysis`).
+:func:`emergence.report.status_page.render_status_page` turns those numbers into the text of
+``docs/theory_status.md``.  The committed page is rendered from the committed
+``docs/theory_status.json`` (a test checks that they match); in a source checkout both are
+refreshed from a full demo run by::
 
     python -m emergence demo --out emergence-demo
     python tools/regenerate.py status emergence-demo/results.json
@@ -296,25 +298,3 @@ def status_numbers(results: dict) -> dict:
             + _leading_term_rows(sections) + _outside_window_rows(runs[1:])
             + _association_rows(sections["associations"]["data"]) + [dict(row) for row in NOT_RUN_ROWS])
     return {"source": _source(results), "rows": rows}
-
-
-def render_status_page(numbers: dict) -> str:
-    """The Markdown page of :func:`status_numbers`."""
-    source = numbers["source"]
-    lines = [
-        "# Theory status", "",
-        "Each claim of the two papers, what the engine derives, what was measured and whether it holds, filled "
-        "from a demo run (`python -m emergence demo` then `python tools/regenerate.py status "
-        "emergence-demo/results.json`; this page is generated, do not edit it).", "",
-        "The copy-head model is a **reconstruction** (only the abstract of arXiv 2606.12058 is available): its "
-        "verdicts say that the engine's own model reproduces the paper's claims, not that the paper's equations "
-        "were checked. Leading terms: arXiv 2601.19208, Definition 3.1 and Theorem 4.1.", "",
-        f"Run: {'--quick' if source.get('quick') else 'full demo'}, seed {source.get('seed')}"
-        + (f", {source['created']}" if source.get("created") else "") + ".", "",
-        "| paper | claim | engine derives | measured | holds? | criterion |",
-        "|---|---|---|---|---|---|",
-    ]
-    for row in numbers["rows"]:
-        cells = [row[k].replace("|", "\\|") for k in ("paper", "claim", "derived", "measured", "holds", "criterion")]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"

@@ -3,8 +3,8 @@
 Every figure of the report is a *plot record* ``{"file", "kind", "data"}`` inside its
 section's ``data["plots"]``: ``data`` is a result record's ``to_dict()`` (or a list of them)
 and ``kind`` names its record class in :data:`FIGURE_KINDS`; the record's own ``figure`` names the
-drawing function in :mod:`emergence.figures`, the one the command line's ``--plot`` and ``record.plot()``
-use.  Imports point one way (demo figures -> records -> figures): :mod:`emergence.figures` draws and
+drawing function in :mod:`emergence.report.figures`, the one the command line's ``--plot`` and ``record.plot()``
+use.  Imports point one way (demo figures -> records -> figures): :mod:`emergence.report.figures` draws and
 never reads a record class back.  :func:`draw_plots`
 draws the records of one section (the demo calls it right after a step has computed its
 data) and :func:`regenerate_figures` draws every record of a finished ``results.json`` again,
@@ -44,7 +44,8 @@ def draw_plots(plots: list[dict], out: Path) -> list[Path]:
 
 def draw_stored(kind: str, data: dict | list, path: str | Path) -> Path:
     """Draw a figure stored as JSON (a record's ``to_dict()``, or a list of them) and write it."""
-    from emergence import figures, records
+    from emergence import records
+    from emergence.report import figures
 
     record_class = getattr(records, FIGURE_KINDS[kind])
     record = [record_class.from_dict(item) for item in data] if isinstance(data, list) else record_class.from_dict(data)

@@ -5,13 +5,13 @@
 
 from __future__ import annotations
 
-from emergence.commands import command_names, register_commands
+from emergence.cli.commands import command_names, register_commands
 
 NAME = "derive"
 HELP = "print each derivation step of a theory (SymPy results) as text, LaTeX or JSON"
 
 DERIVE_MODULES: tuple[str, ...] = (
-    "emergence.commands.derive_copy_head",
+    "emergence.cli.commands.derive_copy_head",
 )
 """Dotted names of the per-theory ``derive`` sub-commands."""
 

@@ -13,14 +13,14 @@ of the chunked sums: see docs/leading_terms.md).
 from __future__ import annotations
 
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
+from emergence.cli.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "basis"
 HELP = "corpus statistics B, Sigma, Phi, G, Q, Delta of the leading-term theory (.npz)"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import NPZ_FORMATS, output_file
+    from emergence.cli.commands._checks import NPZ_FORMATS, output_file
 
     add_corpus_arguments(parser)
     parser.add_argument("--stream", action="store_true",

@@ -14,7 +14,7 @@ HELP = "re-derive the headline numbers and list any drift from the golden baseli
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import existing_file
+    from emergence.cli.commands._checks import existing_file
 
     parser.add_argument("--baseline", default=None, metavar="PATH", type=existing_file,
                         help="baseline JSON file (default: the one installed with the engine)")

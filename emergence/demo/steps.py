@@ -7,17 +7,17 @@ step               calls (the same functions as the command named)
                    ``emergence.theory.leading_terms.recursion``
 ``phase_diagrams`` :func:`emergence.api.phase_diagram` (``emergence phase-diagram``)
 ``scaling``        :func:`emergence.api.scaling` (``emergence scaling``)
-``copy_task``      :func:`emergence.copy_experiment.run_copy_experiment` (``emergence validate copy-head``)
+``copy_task``      :func:`emergence.api.run_copy_experiment` (``emergence validate copy-head``)
 ``leading_terms``  :func:`emergence.api.validate_leading_terms` (``emergence validate leading-terms``)
 ``associations``   ``emergence.numerics.leading_terms.associations`` (``emergence associate``)
 =================  =====================================================================
 
-Figures are drawn by :mod:`emergence.figures` from the same records (``record.plot()``), so
+Figures are drawn by :mod:`emergence.report.figures` from the same records (``record.plot()``), so
 the report's figures and the commands' ``--plot`` files are the same pictures.
 
 Sizes are fixed per mode (:data:`QUICK` / :data:`FULL`) and listed in each step's
 ``settings``, which key the stored results.  Nothing here is fitted or tuned: every number in
-a section is what the layer returned.  Each step returns a :class:`~emergence.report.Section`
+a section is what the layer returned.  Each step returns a :class:`~emergence.report.writer.Section`
 whose ``data`` holds every number shown and the plotted arrays (``data["plots"]``).
 """
 
@@ -27,9 +27,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from emergence.demo import DemoContext, DemoStep
-from emergence.demo_figures import draw_plots, plot_record
-from emergence.report import Section, markdown_table
+from emergence.demo.framework import DemoContext, DemoStep
+from emergence.demo.figures import draw_plots, plot_record
+from emergence.report.writer import Section, markdown_table
 
 RECONSTRUCTION = (
     "The copy-head model is a reconstruction: only the abstract of Lavie et al., arXiv 2606.12058, is "
@@ -42,7 +42,7 @@ PHASE_DIAGRAM = {"L": 256, "V": 16, "P_min": 1.0, "P_max": 1e8, "points": 400}
 """The phase diagrams' sizes (the reference point of docs/derivations/copy_head.md) and P grid."""
 
 AROUND_PREDICTION = "around the theory's transitions"
-"""A demo grid built from the theory's own transitions (:func:`emergence.copy_experiment.grid_around_prediction`:
+"""A demo grid built from the theory's own transitions (:func:`emergence.validation.copy_task.copy_experiment.grid_around_prediction`:
 softmax, 8 points spanning [P*/3, 3P*]; linear, 5 points over each of [P1/2, 2 P1] and [P_G/2, 2 P_G])."""
 
 SGLD_AGAINST_SADDLE = ("SGLD samples the posterior; the theory curves here are the saddle (a MAP), so this compares "
@@ -317,9 +317,10 @@ def copy_task_settings(context: DemoContext) -> dict:
 
 
 def _copy_task_experiment(experiment: dict, context: DemoContext) -> list:
-    """Adam (and SGLD) runs of one demo experiment (:func:`emergence.copy_experiment.run_copy_experiment`);
+    """Adam (and SGLD) runs of one demo experiment (:func:`emergence.api.run_copy_experiment`);
     the ``bisections`` are Adam's (SGLD's brackets are not the theory's verdict, :data:`SGLD_AGAINST_SADDLE`)."""
-    from emergence.copy_experiment import CopyExperiment, grid_around_prediction, run_copy_experiment
+    from emergence.api import CopyExperiment, run_copy_experiment
+    from emergence.validation.copy_task.copy_experiment import grid_around_prediction
 
     budget = {key: experiment[key] for key in
               ("seeds", "adam_steps", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "objective")

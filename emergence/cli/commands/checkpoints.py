@@ -26,7 +26,7 @@ HELP = "Gram and weight metrics of local Hugging Face checkpoints against the le
 def add_arguments(parser):
     from emergence.api import DEFAULT_CHECKPOINT_TOP_K
     from emergence.base.executors import EXECUTOR_HELP
-    from emergence.commands._checks import count_or_all, existing_folder, integer, output_file
+    from emergence.cli.commands._checks import count_or_all, existing_folder, integer, output_file
 
     parser.add_argument("checkpoint", nargs="+", type=existing_folder, metavar="DIR", help="save_pretrained folders, in order")
     parser.add_argument("--corpus", help="UTF-8 text file, or 'synthetic': the statistics and the hidden states' windows")
@@ -103,7 +103,7 @@ def run(args) -> int:
     from emergence.base.io import write_json_atomic
 
     if args.plot is not None:
-        from emergence.figures import figure_format
+        from emergence.report.figures import figure_format
 
         figure_format(args.plot)
     record = checkpoints([str(p) for p in args.checkpoint], corpus=args.corpus,
@@ -113,7 +113,7 @@ def run(args) -> int:
                          out=None if args.out is None else str(args.out), executor=args.executor, workers=args.workers,
                          progress=True, ids=args.ids)
     if args.plot is not None:
-        from emergence.figures import save_figure
+        from emergence.report.figures import save_figure
 
         save_figure(record.plot(), args.plot)
     if args.json == "-":

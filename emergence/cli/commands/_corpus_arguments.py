@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def add_corpus_arguments(parser) -> None:
     """CORPUS (a UTF-8 file or ``synthetic``) and the tokenizer, vocabulary and window options."""
-    from emergence.commands._checks import integer, seed
+    from emergence.cli.commands._checks import integer, seed
 
     parser.add_argument("corpus", help="UTF-8 text file (documents cut by --separator), or 'synthetic'")
     parser.add_argument("--separator", default="auto", choices=("auto", "eot", "blank-line", "line"),

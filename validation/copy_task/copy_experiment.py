@@ -1,7 +1,8 @@
 r"""The copy-task experiment, assembled once: train or sample models over a grid of :math:`P`
-and compare them with the copy-head theory (``emergence validate copy-head`` and the demo).
+and compare them with the copy-head theory (``emergence validate copy-head``, the demo,
+:func:`emergence.api.run_copy_experiment`).
 
-:class:`CopyExperiment` is the whole configuration; :func:`run_copy_experiment` builds one
+:class:`CopyExperiment` is the whole configuration; :func:`run_copy_sweep` builds one
 sweep point per :math:`P` (:func:`emergence.validation.copy_task.experiment.point_config`),
 runs them resumably (:func:`emergence.base.sweeps.run_sweep`, keyed on the
 configuration and the engine's code), reduces them to measured curves and transitions, and
@@ -25,6 +26,7 @@ array([  4., 128.])
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 THEORY_POINTS = 200
 """Points of the theory's curve."""
@@ -165,8 +167,9 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
     return linear_grid(transitions["P1"], transitions["crossover"], points or LINEAR_POINTS)
 
 
-def run_copy_experiment(config: CopyExperiment):
-    """Train (Adam) or sample (SGLD) every point of ``config``; a :class:`~emergence.records.CopyHeadValidation`."""
+def run_copy_sweep(config: CopyExperiment) -> dict[str, Any]:
+    """Train (Adam) or sample (SGLD) every point of ``config``; the fields of a
+    :class:`~emergence.records.CopyHeadValidation` (:func:`emergence.api.run_copy_experiment` makes the record)."""
     from emergence.base.arguments import shown
     from emergence.base.errors import EmergenceError, InvalidArgumentError
 
@@ -178,7 +181,6 @@ def run_copy_experiment(config: CopyExperiment):
     import json
 
     from emergence.base.io import provenance, to_json_text
-    from emergence.records import CopyHeadValidation
     from emergence.validation.copy_task.analysis import agreement, measured_curves, next_bisection
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.experiment import point_config, point_cost, sweep_work
@@ -230,7 +232,7 @@ def run_copy_experiment(config: CopyExperiment):
     measured["bisection"] = {"requested": config.bisections, "added_P": added}
     if added:
         predicted, note = prediction()
-    return CopyHeadValidation(
+    return dict(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
                   if k not in ("out", "progress", "workers", "executor", "batch_points")},

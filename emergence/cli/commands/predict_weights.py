@@ -10,14 +10,14 @@ D.7's window and T >= 3), vocab, T, N and provenance.
 from __future__ import annotations
 
 
-from emergence.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
+from emergence.cli.commands._corpus_arguments import add_corpus_arguments, corpus_and_statistics
 
 NAME = "predict-weights"
 HELP = "closed-form leading-term weights W_O, V_l, W_l, P_l after S gradient steps (.npz)"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import NPZ_FORMATS, integer, learning_rate, output_file
+    from emergence.cli.commands._checks import NPZ_FORMATS, integer, learning_rate, output_file
 
     add_corpus_arguments(parser)
     parser.add_argument("--steps", type=integer(0), required=True, metavar="S", help="number of gradient steps s")

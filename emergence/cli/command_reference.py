@@ -165,7 +165,7 @@ def _walk(parser: argparse.ArgumentParser, summary: str | None, level: int) -> l
 def command_reference(parser: argparse.ArgumentParser | None = None) -> str:
     """Markdown for every command and sub-command of ``parser`` (default: the ``emergence`` command line)."""
     if parser is None:
-        from emergence.cli import build_parser
+        from emergence.cli.parser import build_parser
 
         parser = build_parser()
     contents = []

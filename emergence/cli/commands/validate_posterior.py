@@ -17,7 +17,7 @@ HELP = "posterior sampling of copy-task models (umbrella+MBAR, HMC) against the 
 
 def add_arguments(parser):
     from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
-    from emergence.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
+    from emergence.cli.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
 
@@ -205,7 +205,7 @@ def run(args) -> int:
 
     from emergence.api import validate_posterior
     from emergence.base.io import to_json_text, write_json_atomic
-    from emergence.commands.validate_copy_head import parse_P_grid
+    from emergence.cli.commands.validate_copy_head import parse_P_grid
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
     from emergence.validation.copy_task.config import posterior_method
 
@@ -242,13 +242,13 @@ def _check_before_sampling(args, method: str) -> None:
 
         _pymbar()
     if args.plot:
-        from emergence.figures import figure_format
+        from emergence.report.figures import figure_format
 
         figure_format(args.plot)
 
 
 def _save_plot(args, method: str, report: dict) -> None:
-    from emergence.figures import free_energy_figure, posterior_figure, save_figure
+    from emergence.report.figures import free_energy_figure, posterior_figure, save_figure
 
     figure = (free_energy_figure if method == "umbrella" else posterior_figure)(report)
     figure.suptitle(f"posterior, {args.attention}, L={args.L}, V={args.V} (reconstructed theory)", fontsize=10)

@@ -17,7 +17,7 @@ HELP = "train Definition 3.1 with SGD and compare W_O, V, W, P with the leading 
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import PLOT_FORMATS, count_or_all, integer, output_file, seed
+    from emergence.cli.commands._checks import PLOT_FORMATS, count_or_all, integer, output_file, seed
 
     parser.add_argument("--corpus", default="synthetic", metavar="PATH|synthetic|markov",
                         help="UTF-8 text file, 'synthetic' (the built-in story corpus; default) "
@@ -48,7 +48,7 @@ def add_arguments(parser):
 
 def _learning_rate(text: str) -> float | None:
     """A checked learning rate, or ``auto`` (None: chosen from the window, see the experiment module)."""
-    from emergence.commands._checks import learning_rate
+    from emergence.cli.commands._checks import learning_rate
 
     return None if text == "auto" else learning_rate(text)
 
@@ -107,7 +107,7 @@ def _validate(args):
 
 
 def _save_figures(args, validation) -> None:
-    from emergence.figures import save_figure, window_edge_figure
+    from emergence.report.figures import save_figure, window_edge_figure
 
     if args.plot is not None:
         save_figure(validation.plot(), args.plot)
@@ -120,7 +120,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from emergence.base.io import to_json_text, write_json_atomic
-    from emergence.figures import figure_format
+    from emergence.report.figures import figure_format
 
     for path in (args.plot, args.edge_plot):
         if path is not None:

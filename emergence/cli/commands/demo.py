@@ -18,7 +18,7 @@ DEFAULT_OUT = "emergence-demo"
 
 
 def add_arguments(parser):
-    from emergence.commands._checks import output_folder, seed
+    from emergence.cli.commands._checks import output_folder, seed
 
     parser.add_argument("--out", type=output_folder, default=Path(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT}/)")
     parser.add_argument("--quick", action="store_true", help="small sizes (about a minute on two CPU cores)")
@@ -52,8 +52,8 @@ def run(args) -> int:
 
     import torch
 
-    from emergence.demo import DemoContext, run_demo
-    from emergence.demo_steps import check_corpus, demo_steps
+    from emergence.demo.framework import DemoContext, run_demo
+    from emergence.demo.steps import check_corpus, demo_steps
     from emergence.base.progress import progress_over, write
 
     check_report_kind(args.out, args.quick, args.force)
