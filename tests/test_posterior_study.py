@@ -72,3 +72,20 @@ def test_extending_on_the_wrong_side_fails_the_study(tmp_path, monkeypatch):
 def _true_side(measured):
     values = [d for d, ok in zip(measured["delta_F"], measured["converged"]) if ok]
     return "above" if all(d > 0 for d in values) else "below" if all(d < 0 for d in values) else None
+
+
+def test_the_figure_draws_the_three_curves_and_leaves_a_missing_sample_out(tmp_path):
+    from emergence.report.figures import posterior_study_figure, save_figure
+
+    validate, _ = _stand_in({8: 215.0, 16: 5000.0}, {8: 260.0, 16: 700.0}, {8: 120.0, 16: 290.0})
+    study = run_posterior_study([8, 16], 4, None, {}, out=str(tmp_path), validate=validate, extensions=1)
+    figure = posterior_study_figure(study)
+    value_axis, ratio_axis = figure.axes[:2]
+    lines = {line.get_label(): line for line in value_axis.get_lines()}
+    assert list(lines["posterior theory"].get_ydata()) == [260.0, 700.0]
+    assert list(lines["saddle (MAP)"].get_ydata()) == [120.0, 290.0]
+    sampled = [container for container in value_axis.containers if container.get_label().startswith("sampled")]
+    assert len(sampled) == 1 and list(sampled[0].lines[0].get_xdata()) == [8]  # L = 16 has no sampled P*
+    ratio_theory = next(line for line in ratio_axis.get_lines() if line.get_label() == "posterior theory")
+    assert ratio_theory.get_ydata()[0] == pytest.approx(260.0 / (8 * math.log(8) ** 2), rel=1e-12)
+    assert save_figure(figure, tmp_path / "study.png").stat().st_size > 0

@@ -460,6 +460,34 @@ def free_energy_figure(report: dict, ax=None):
     return figure
 
 
+def posterior_study_figure(study: dict, ax=None):
+    r"""Left: :math:`P^*(L)` of the sampled posterior (points, error bars; sizes without a converged bracket
+    are not drawn), the posterior theory and the saddle (MAP), log-log.  Right: each divided by
+    :math:`L\ln^2 L`, the saddle law's scale (a constant for a curve that keeps the law).
+
+    ``study``: the ``study`` record of :func:`~emergence.validation.copy_task.posterior_study.run_posterior_study`.
+    """
+    rows = study["rows"]
+    L = [row["L"] for row in rows]
+    figure, (value_axis, ratio_axis) = new_figure(2, ax, size=(5.0, 4.0))
+    sampled = [row for row in rows if row["sampled"] is not None]
+    for axis, scale in ((value_axis, lambda n: 1.0), (ratio_axis, lambda n: 1.0 / (n * math.log(n) ** 2))):
+        for key, colour, label in (("theory", "black", "posterior theory"), ("saddle", "tab:red", "saddle (MAP)")):
+            axis.plot(L, [float("nan") if row[key] is None else row[key] * scale(row["L"]) for row in rows], "-o",
+                      ms=3, color=colour, label=label)
+        if sampled:
+            axis.errorbar([row["L"] for row in sampled], [row["sampled"]["value"] * scale(row["L"]) for row in sampled],
+                          yerr=[(row["sampled"]["error"] or 0.0) * scale(row["L"]) for row in sampled], fmt="s",
+                          color="tab:green", capsize=3, label="sampled (umbrella + MBAR)")
+        _log_x(axis)
+        axis.set_xlabel("$L$")
+    value_axis.set_yscale("log")
+    value_axis.set_ylabel("$P^*$ (training sequences)")
+    ratio_axis.set_ylabel(r"$P^* / (L \ln^2 L)$")
+    _legend(ratio_axis)
+    return figure
+
+
 def scaling_ratios_figure(verdicts, ax=None):
     """Each claim's transition divided by its claimed law against the swept size (log axes), one
     panel per (claim, sweep), with the derived large-size form where one exists."""
