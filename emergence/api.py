@@ -591,15 +591,12 @@ def _gradient_cost(measured: dict[str, Any]) -> dict[str, Any]:
 
 def _check_posterior_options(attention: str, P, method, seed, executor, workers, out, theory_draws, progress,
                              settings: dict[str, Any]) -> str:
-    """:func:`validate_posterior`'s arguments besides the sizes; the method (default: by ``attention``)."""
+    """:func:`validate_posterior`'s arguments besides the sizes; the method
+    (:func:`~emergence.validation.copy_task.posterior_methods.posterior_method`: default by ``attention``)."""
     from emergence.base import arguments as check
-    from emergence.validation.copy_task.config import POSTERIOR_METHODS, posterior_method
+    from emergence.validation.copy_task.posterior_methods import posterior_method
 
-    method = check.choice("method", posterior_method(attention, method), POSTERIOR_METHODS)
-    if (method, attention) in (("umbrella", "linear"), ("hmc", "softmax")):
-        raise InvalidArgumentError("method", f"{method} is for {'softmax' if method == 'umbrella' else 'linear'} "
-                                             "attention (linear has no first-order jump to cross; softmax's basins "
-                                             "need windows)")
+    method = posterior_method(attention, method)
     if P is not None:
         check.distinct(check.sequence("P", P, lambda name, value: check.integer(name, value, 1), min_length=2), 2, "P")
     check.seed("seed", seed)

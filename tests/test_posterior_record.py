@@ -67,3 +67,31 @@ def test_the_record_is_the_commands_json_key_for_key(tmp_path):
     assert _without_machine(ours) == _without_machine(written)
     assert PosteriorValidation.from_dict(written).to_dict() == written
     assert record.plot().axes
+
+
+@pytest.mark.parametrize("attention, default", [("linear", "hmc"), ("softmax", "umbrella")])
+def test_the_command_and_the_api_take_the_same_default_method(monkeypatch, tmp_path, capsys, attention, default):
+    """Without ``--method``/``method=``, the command and the API hand the dispatcher the same method: the one
+    :func:`~emergence.validation.copy_task.posterior_methods.posterior_method` decides (sampler replaced)."""
+    import copy
+
+    pytest.importorskip("arviz")
+    if attention == "softmax":
+        pytest.importorskip("pymbar")
+    from emergence.base import runtime
+    from emergence.validation.copy_task import posterior_methods
+
+    chosen = []
+
+    def dispatcher(attention, L, V, P, method, *args, **kwargs):
+        chosen.append(method)
+        return copy.deepcopy(CANNED)
+
+    monkeypatch.setattr(posterior_methods, "run_posterior_validation", dispatcher)
+    monkeypatch.setattr(runtime, "torch_single_thread_flops", lambda: 4e10)
+    assert main(["validate", "posterior", "--attention", attention, "--L", "4", "--V", "2", "--P-grid", "8,32",
+                 "--out", str(tmp_path / "command"), "--json", "-"]) == 0
+    written = json.loads(capsys.readouterr().out)
+    record = api.validate_posterior(attention, 4, 2, [8, 32], out=str(tmp_path / "api"), progress=False)
+    assert chosen == [default, default] and written["method"] == record.method == default
+    assert written["provenance"]["config"]["method"] == default

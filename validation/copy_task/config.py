@@ -67,23 +67,6 @@ class CopyTaskConvention(Convention):
         return self.scale_laws(L, V)[2]
 
 
-POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
-"""How the copy-task posterior is sampled: umbrella windows + MBAR (softmax), unbiased HMC (linear), or the older
-replica exchange."""
-
-
-def posterior_method(attention: str, method: str | None = None) -> str:
-    """``method``, or where it is ``None`` the default for ``attention`` (the one place it is decided):
-    umbrella windows for softmax, whose basins a first-order jump separates; HMC for linear, which has none.
-
-    >>> posterior_method("softmax"), posterior_method("linear"), posterior_method("linear", "replica-exchange")
-    ('umbrella', 'hmc', 'replica-exchange')
-    """
-    if method is not None:
-        return method
-    return "umbrella" if attention == "softmax" else "hmc"
-
-
 POSTERIOR_DEFAULTS: dict = {
     "replicas": 6,
     "coldest": 0.5,

@@ -9,9 +9,10 @@ r"""The copy-task posterior sampled by the chosen method: the one place that dis
 
 Umbrella and HMC take the :data:`~emergence.validation.copy_task.config.FREE_ENERGY_DEFAULTS`
 fields, replica exchange the :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`
-fields; a setting not given takes its default.  The method itself is chosen (or defaulted by
-the attention) by :func:`~emergence.validation.copy_task.config.posterior_method`; the
-arguments are checked by the caller.
+fields; a setting not given takes its default.  The method itself is chosen here, once, by
+:func:`posterior_method` (the default by the attention, a method refused for the other attention),
+for the API and the command line alike; the other arguments are checked by the caller.  The samplers
+are imported when they run, so choosing a method imports no torch.
 """
 
 from __future__ import annotations
@@ -19,12 +20,39 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from emergence.base.errors import InvalidArgumentError
-from emergence.validation.copy_task import linear_posterior_sampling, posterior_free_energy, posterior_validation
 from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
+
+POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
+"""How the copy-task posterior is sampled: umbrella windows + MBAR (softmax), unbiased HMC (linear), or the older
+replica exchange."""
+
+METHOD_ATTENTION = {"umbrella": "softmax", "hmc": "linear"}
+"""The attention a method is for (replica exchange: both): linear attention has no first-order jump for
+umbrella windows to cross, and softmax's basins need windows."""
 
 LINEAR_GRID = (8, 16, 32, 64, 128, 256, 512, 1024)
 """The posterior's P grid when none is given and the theory does not place one (linear, replica exchange):
 8 to 1024, doubling."""
+
+
+def posterior_method(attention: str, method: str | None = None) -> str:
+    """``method``, or where it is ``None`` the default for ``attention`` (the one place it is decided):
+    umbrella windows for softmax, whose basins a first-order jump separates; HMC for linear, which has none.
+    :class:`~emergence.base.errors.InvalidArgumentError` naming ``method`` for another name, or for a method
+    of the other attention (:data:`METHOD_ATTENTION`).
+
+    >>> posterior_method("softmax"), posterior_method("linear"), posterior_method("linear", "replica-exchange")
+    ('umbrella', 'hmc', 'replica-exchange')
+    """
+    from emergence.base import arguments as check
+
+    if method is None:
+        return "umbrella" if attention == "softmax" else "hmc"
+    method = check.choice("method", method, POSTERIOR_METHODS)
+    if METHOD_ATTENTION.get(method, attention) != attention:
+        raise InvalidArgumentError("method", f"{method} is for {METHOD_ATTENTION[method]} attention (linear has no "
+                                             "first-order jump to cross; softmax's basins need windows)")
+    return method
 
 
 def _over_defaults(settings: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
@@ -44,6 +72,8 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
     results folder; ``executor``: the sweep's executor.  Returns the method's report: ``predicted``,
     ``saddle``, ``measured``, ``agreement`` and the method's own fields.
     """
+    from emergence.validation.copy_task import linear_posterior_sampling, posterior_free_energy, posterior_validation
+
     common = {"out": out, "executor": executor, "seed": seed, "progress": progress}
     if method == "umbrella":
         P_star = posterior_free_energy.posterior_P_star(L, V, convention, draws=theory_draws or 20_000)

@@ -20,11 +20,12 @@ def add_arguments(parser):
     from emergence.cli.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
+    from emergence.validation.copy_task.posterior_methods import POSTERIOR_METHODS
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
     parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
     parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
-    parser.add_argument("--method", choices=("umbrella", "hmc", "replica-exchange"), default=None,
+    parser.add_argument("--method", choices=POSTERIOR_METHODS, default=None,
                         help="umbrella (softmax default), hmc (linear default) or replica-exchange")
     parser.add_argument("--P-grid", default=None,
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default: softmax, 6 points from P*/2.5 to 2P* "
@@ -207,7 +208,7 @@ def run(args) -> int:
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.cli.commands.validate_copy_head import parse_P_grid
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
-    from emergence.validation.copy_task.config import posterior_method
+    from emergence.validation.copy_task.posterior_methods import posterior_method
 
     method = posterior_method(args.attention, args.method)
     settings = _settings(args, method)
