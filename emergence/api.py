@@ -17,6 +17,8 @@ function                       computes                                     reco
                                :class:`CopyExperiment`
 :func:`validate_posterior`     the sampled copy-task posterior vs the       :class:`~emergence.records.PosteriorValidation`
                                posterior theory, the saddle beside it
+:func:`posterior_study`        the sampled posterior's P*(L) beside the     :class:`~emergence.records.PosteriorStudy`
+                               saddle's and the posterior theory's
 =============================  ===========================================  =====================
 
 The command line calls these functions and prints their records; ``import emergence`` makes
@@ -36,7 +38,7 @@ from emergence.base.errors import InvalidArgumentError
 from emergence.validation.copy_task.copy_experiment import CopyExperiment
 
 __all__ = ["phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
-           "checkpoints", "associate", "validate_posterior", "run_copy_experiment", "CopyExperiment"]
+           "checkpoints", "associate", "validate_posterior", "posterior_study", "run_copy_experiment", "CopyExperiment"]
 """The public API: the functions of the table above, and the copy experiment's configuration and runner."""
 
 DEFAULT_P_RANGE = (1.0, 1e8, 400)
@@ -575,6 +577,42 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     from emergence.records import PosteriorValidation
 
     return PosteriorValidation.from_dict(report)
+
+
+def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int = 0, out: str | None = None,
+                    executor: str = "local", workers: int | None = None, theory_draws: int | None = None,
+                    progress: bool = True, extensions: int = 2, **settings):
+    r"""The sampled posterior's :math:`P^*(L)` for softmax attention at each L of ``sizes``, beside the saddle's and
+    the posterior theory's, and :math:`P^*/(L\ln^2 L)` of each
+    (:func:`~emergence.validation.copy_task.posterior_study.run_posterior_study`).
+
+    Each L runs :func:`validate_posterior`'s umbrella validation on its default grid, extended (at most
+    ``extensions`` times, two points each) until converged points bracket :math:`\Delta F = 0`; every point is
+    stored under ``out/L{L}`` and a rerun resumes.  ``settings``: the umbrella sampler's fields.  Returns a
+    :class:`~emergence.records.PosteriorStudy` (a measurement, with no verdict).
+    """
+    from emergence.base import arguments as check
+    from emergence.base.executors import sweep_executor
+    from emergence.base.io import provenance
+    from emergence.base.sweeps import sweep_folder
+    from emergence.numerics.copy_head.sizes import MINIMUM_L
+    from emergence.records import PosteriorStudy
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.posterior_memory import check_posterior_memory
+    from emergence.validation.copy_task.posterior_study import run_posterior_study
+
+    sizes = sorted(set(check.sequence("sizes", sizes, lambda name, value: check.integer(name, value, MINIMUM_L))))
+    V = check.integer("V", V, 2)
+    check.integer("extensions", extensions, 0)
+    _check_posterior_options("softmax", None, "umbrella", seed, executor, workers, out, theory_draws, progress, settings)
+    convention = _convention(convention, CopyTaskConvention).with_attention("softmax")
+    check_posterior_memory("softmax", "umbrella", max(sizes), V, None, settings, theory_draws, workers)
+    out = sweep_folder(out, "emergence-posterior-study-")
+    study = run_posterior_study(sizes, V, convention, settings, out=out, executor=sweep_executor(executor, workers),
+                                seed=seed, theory_draws=theory_draws, progress=progress, extensions=extensions)
+    config = {"sizes": sizes, "V": V, "method": "umbrella", "extensions": extensions,
+              "convention": convention.as_dict(), "settings": settings}
+    return PosteriorStudy(study["rows"], study["summary"], V, out, provenance=provenance(config, seed))
 
 
 def _gradient_cost(measured: dict[str, Any]) -> dict[str, Any]:

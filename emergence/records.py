@@ -476,6 +476,28 @@ class Associations(Record):
 
 
 @dataclass(eq=False)
+class PosteriorStudy(Record):
+    r"""The sampled posterior's :math:`P^*(L)` over several context lengths (softmax, umbrella + MBAR), beside
+    the saddle's and the posterior theory's (:func:`emergence.api.posterior_study`).
+
+    ``rows``: per L the P grid, which points converged, ``sampled`` (:math:`P^*` and its error, or ``None`` with
+    a ``reason``), ``saddle``, ``theory``, their ratios and :math:`P^*/(L\ln^2 L)` of each; ``summary``: the
+    spread of the sampled :math:`P^*/(L\ln^2 L)` and the sampled/saddle ratio by L.  A measurement: no verdict.
+    """
+
+    rows: list
+    summary: dict
+    V: int
+    results_folder: str | None = None
+
+    def plot(self, ax=None):
+        r""":math:`P^*(L)` sampled, posterior theory and saddle, and each over :math:`L\ln^2 L`."""
+        from emergence.report import figures
+
+        return figures.posterior_study_figure(self.to_dict(), ax=ax)
+
+
+@dataclass(eq=False)
 class PosteriorValidation(Record):
     r"""The copy-task posterior sampled and compared with the posterior theory, the saddle (MAP) beside it
     (:func:`emergence.api.validate_posterior`).

@@ -151,6 +151,12 @@ SPECS = {
                             "centres": wrong(st.lists(st.floats(min_value=1.0), min_size=2, max_size=3), st.just([0.2, 0.2]),
                                              st.just([math.nan, 0.5]), st.just("0.5")),
                             **sweep(False), "out": wrong(st.integers(), optional=True)}),
+    "posterior_study": ({"sizes": [8, 12], "V": 4},
+                        {"sizes": wrong(st.just([]), st.lists(st.integers(max_value=2), min_size=1, max_size=3),
+                                        st.just("8,12"), st.just([8.5])),
+                         "V": SIZE, "convention": CONVENTION, "seed": SEED, "theory_draws": wrong_integer(1, optional=True),
+                         "extensions": wrong_integer(0), "kappa": wrong_number(0.0), "warmup": wrong_integer(0),
+                         **sweep(False), "out": wrong(st.integers(), optional=True)}),
     "run_copy_experiment": ({"config": api.CopyExperiment("linear", 8, 4, (8, 16))},
                             {"config": wrong(st.integers(), st.text(max_size=3),
                                              st.builds(api.CopyExperiment, st.just("linear"), SIZE, st.just(4), st.just((8, 16))),
@@ -219,6 +225,7 @@ WORK = {
     "validate_leading_terms": ("emergence.validation.leading_terms.experiment", "run_leading_term_validation"),
     "checkpoints": ("emergence.validation.leading_terms.checkpoints", "find_tokenizer"),
     "validate_posterior": ("tempfile", "mkdtemp"),
+    "posterior_study": ("tempfile", "mkdtemp"),
 }
 """Where each function's work begins (after its checks, before it makes a pool of workers or a folder):
 replaced by :class:`WorkStarted` in these tests."""

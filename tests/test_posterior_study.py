@@ -89,3 +89,53 @@ def test_the_figure_draws_the_three_curves_and_leaves_a_missing_sample_out(tmp_p
     ratio_theory = next(line for line in ratio_axis.get_lines() if line.get_label() == "posterior theory")
     assert ratio_theory.get_ydata()[0] == pytest.approx(260.0 / (8 * math.log(8) ** 2), rel=1e-12)
     assert save_figure(figure, tmp_path / "study.png").stat().st_size > 0
+
+
+def test_the_api_and_the_command_run_the_same_study(tmp_path, monkeypatch, capsys):
+    """`emergence.posterior_study` and `validate posterior --study` over a stand-in sampler: the same rows, the
+    command's table, JSON and figure, and the record's provenance."""
+    import json
+
+    import emergence
+    from emergence.cli import main
+    from emergence.records import PosteriorStudy
+
+    validate, _ = _stand_in({8: 215.0, 12: 900.0}, {8: 260.0, 12: 470.0}, {8: 120.0, 12: 190.0})
+    monkeypatch.setattr(posterior_study, "run_posterior_validation", validate)
+    record = emergence.posterior_study([12, 8], 4, out=str(tmp_path / "api"), executor="local", workers=1,
+                                       extensions=3)
+    assert isinstance(record, PosteriorStudy) and [row["L"] for row in record.rows] == [8, 12]
+    assert record.provenance["config"]["sizes"] == [8, 12]
+    assert main(["validate", "posterior", "--attention", "softmax", "--V", "4", "--study", "L=8,12",
+                 "--extensions", "3", "--out", str(tmp_path / "cli"), "--json", str(tmp_path / "study.json"),
+                 "--plot", str(tmp_path / "study.png")]) == 0
+    printed = capsys.readouterr().out
+    assert "sampled P*/(L ln^2 L)" in printed and (tmp_path / "study.png").stat().st_size > 0
+    written = json.loads((tmp_path / "study.json").read_text())
+    assert written["rows"] == json.loads(record.to_json())["rows"]
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--attention", "softmax", "--V", "4"], "needs --L (or --study"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,x"], "integers >= 3"),
+    (["--attention", "linear", "--V", "4", "--study", "L=8,12"], "softmax umbrella"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,12", "--L", "8"], "without --L"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=100000,8"], "GiB of memory"),
+])
+def test_a_study_that_cannot_run_is_one_line_and_exit_2(arguments, message):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "emergence", "validate", "posterior", *arguments],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_api_refuses_bad_sizes():
+    import emergence
+    from emergence.base.arguments import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="sizes"):
+        emergence.posterior_study([8, 2], 4)
+    with pytest.raises(InvalidArgumentError, match="extensions"):
+        emergence.posterior_study([8], 4, extensions=-1)

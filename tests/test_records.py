@@ -15,6 +15,7 @@ from emergence.records import (
     CopyHeadValidation,
     LeadingTermValidation,
     PhaseDiagram,
+    PosteriorStudy,
     PosteriorValidation,
     Record,
     ScalingVerdict,
@@ -54,6 +55,10 @@ RECORDS = {
         top_k=2, T=8, N=3, tokenizer="t.json", tokens=["a", "b"], tokens_raw=["a", "b"], settings={"k0": None},
         checkpoints=[{"name": "step-1", "layers": []}]),
     "Associations": lambda: api.associate("synthetic", "the", top=3),
+    "PosteriorStudy": lambda: PosteriorStudy(
+        rows=[{"L": 8, "sampled": {"value": 215.0, "error": 9.0}, "saddle": 120.0, "theory": 245.0},
+              {"L": 16, "sampled": None, "saddle": 292.0, "theory": None, "reason": "no converged pair"}],
+        summary={"sizes_measured": 1, "sizes": 2}, V=4, results_folder="/tmp/study", provenance={"seed": 0}),
     "PosteriorValidation": lambda: PosteriorValidation(
         predicted={"c1": [0.1, 0.2]}, saddle=None, measured={"P": [8, 32], "c1_mean": [0.1, float("nan")]},
         agreement={"passes": False, "reason": "not converged"}, method="hmc", results_folder="/tmp/runs",

@@ -23,7 +23,12 @@ def add_arguments(parser):
     from emergence.validation.copy_task.posterior_methods import POSTERIOR_METHODS
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
-    parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), required=True, help="sequence length")
+    parser.add_argument("--L", type=integer(MINIMUM_L, what="L"), default=None, help="sequence length (or --study)")
+    parser.add_argument("--study", type=study_sizes, default=None, metavar="L=L1,L2,...",
+                        help="softmax, umbrella: the sampled P*(L) at each L, each grid moved until it brackets the "
+                             "sign change of Delta F, beside the saddle's and the posterior theory's (instead of --L)")
+    parser.add_argument("--extensions", type=integer(0), default=2,
+                        help="--study: grid extensions per L before a size is reported without P* (default %(default)s)")
     parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--method", choices=POSTERIOR_METHODS, default=None,
                         help="umbrella (softmax default), hmc (linear default) or replica-exchange")
@@ -60,6 +65,18 @@ def add_arguments(parser):
                         help="write the JSON report to PATH, or - for stdout")
     parser.add_argument("--plot", default=None, type=output_file(*PLOT_FORMATS), help="write the plot to PATH (png, pdf, svg)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of data and initialisation")
+
+
+def study_sizes(text: str) -> list[int]:
+    """``--study L=8,12,16`` (or ``8,12,16``): distinct context lengths, each at least the theory's minimum L."""
+    import argparse
+
+    from emergence.numerics.copy_head.sizes import MINIMUM_L
+
+    values = text.removeprefix("L=").split(",")
+    if not all(value.strip().isdigit() and int(value) >= MINIMUM_L for value in values):
+        raise argparse.ArgumentTypeError(f"--study {text!r}: use L=L1,L2,... with integers >= {MINIMUM_L}")
+    return sorted({int(value) for value in values})
 
 
 def _settings(args, method: str) -> dict:
@@ -205,11 +222,16 @@ def run(args) -> int:
     import sys
 
     from emergence.api import validate_posterior
+    from emergence.base.errors import EmergenceError
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.cli.commands.validate_copy_head import parse_P_grid
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
     from emergence.validation.copy_task.posterior_methods import posterior_method
 
+    if args.study is not None:
+        return _run_study(args)
+    if args.L is None:
+        raise EmergenceError("validate posterior needs --L (or --study L=L1,L2,...)")
     method = posterior_method(args.attention, args.method)
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
@@ -231,6 +253,63 @@ def run(args) -> int:
     if "cost" in report:
         _print_cost(report["cost"])
     return 0
+
+
+def _run_study(args) -> int:
+    """``--study``: softmax umbrella validations at each L (:func:`emergence.api.posterior_study`), a row per L."""
+    import sys
+
+    from emergence.api import posterior_study
+    from emergence.base.errors import EmergenceError
+    from emergence.base.io import to_json_text, write_json_atomic
+    from emergence.validation.copy_task.posterior_memory import check_posterior_memory
+
+    if args.attention != "softmax" or args.method not in (None, "umbrella") or args.P_grid or args.L is not None:
+        raise EmergenceError("--study runs softmax umbrella validations on their own grids: use it with --attention "
+                             "softmax and without --L, --P-grid or another --method")
+    settings = _settings(args, "umbrella")
+    check_posterior_memory("softmax", "umbrella", max(args.study), args.V, None, settings, args.theory_draws, args.workers)
+    _check_before_sampling(args, "umbrella")
+    study = posterior_study(args.study, args.V, convention=args.convention, seed=args.seed, out=args.out,
+                            executor=args.executor, workers=args.workers, theory_draws=args.theory_draws,
+                            extensions=args.extensions, **settings)
+    if args.plot:
+        from emergence.report.figures import save_figure
+
+        save_figure(study.plot(), args.plot)
+    if args.json == "-":
+        sys.stdout.write(to_json_text(study.to_dict()))
+        return 0
+    if args.json:
+        write_json_atomic(args.json, study.to_dict())
+    _print_study(study.to_dict())
+    return 0
+
+
+def _print_study(study) -> None:
+    """One row per L: sampled P* (± error, or why it is missing), saddle and theory, ratios, P*/(L ln^2 L)."""
+    print(f"{'L':>4} {'P* sampled':>14} {'saddle':>8} {'theory':>8} {'sampled/saddle':>15} {'theory/sampled':>15} "
+          f"{'P*/(L ln^2 L): sampled, saddle, theory':>40}")
+    for row in study["rows"]:
+        sampled = row["sampled"]
+        shown = "-" if sampled is None else f"{sampled['value']:.0f}" + (
+            "" if sampled["error"] is None else f" ± {sampled['error']:.0f}")
+        ratios = ", ".join("-" if value is None else f"{value:.2f}" for value in row["law_ratio"].values())
+        cells = [_number(row["saddle"], ".0f"), _number(row["theory"], ".0f"), _number(row["sampled_over_saddle"], ".2f"),
+                 _number(row["theory_over_sampled"], ".2f")]
+        print(f"{row['L']:>4} {shown:>14} {cells[0]:>8} {cells[1]:>8} {cells[2]:>15} {cells[3]:>15} {ratios:>40}"
+              + (f"  ({row['reason']})" if "reason" in row else ""))
+    summary = study["summary"]
+    if "law_ratio_sampled" in summary:
+        spread = summary["law_ratio_sampled"]
+        print(f"sampled P*/(L ln^2 L): {spread['min']:.2f} to {spread['max']:.2f} over {summary['sizes_measured']} "
+              f"of {summary['sizes']} sizes (relative spread {spread['relative_spread']:.2f})")
+    else:
+        print(f"no size has a sampled P* ({summary['sizes']} sizes)")
+
+
+def _number(value, form: str) -> str:
+    return "-" if value is None else format(value, form)
 
 
 def _check_before_sampling(args, method: str) -> None:
