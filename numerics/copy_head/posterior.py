@@ -184,14 +184,14 @@ def row_averages_monte_carlo(g: float, token_variance: float, position_variance:
     :math:`\Phi_a = \sum_{j: x_j = a}A_j`.
     """
     draws, L = noise.tokens.shape
-    logits = (np.sqrt(token_variance) * np.take_along_axis(noise.token_noise, noise.tokens, axis=1)
+    cell = np.arange(draws)[:, None] * V + noise.tokens  # (draws, L): each key's (row, token) cell
+    logits = (np.sqrt(token_variance) * noise.token_noise.ravel()[cell]
               + np.sqrt(position_variance) * noise.position_noise)
     logits[:, 0] += g
     logits -= logits.max(axis=1, keepdims=True)
     weights = np.exp(logits)
     weights /= weights.sum(axis=1, keepdims=True)
-    per_class = np.zeros((draws, V))
-    np.add.at(per_class, (np.arange(draws)[:, None], noise.tokens), weights)
+    per_class = np.bincount(cell.ravel(), weights.ravel(), minlength=draws * V).reshape(draws, V)
     values = {
         "aG": weights[:, 0],
         "square_sum": (weights**2).sum(axis=1),
