@@ -1,14 +1,16 @@
 """emergence: a symbolic-numeric theory engine for how attention learns.
 
-The importable science lives in three layers on a ground floor, with imports pointing one way::
+The importable science lives in three layers on a ground floor, under the interface, with imports
+pointing one way::
 
-    cli  ->  report  ->  validation  ->  numerics  ->  theory  ->  base
+    cli  ->  demo  ->  api  ->  records  ->  report  ->  validation  ->  numerics  ->  theory  ->  base
 
 ``theory`` derives (SymPy), ``numerics`` evaluates (generated array kernels, corpus
-statistics, solvers, mpmath asymptotics), ``validation`` trains torch models, and ``base`` holds
-what they share (errors, atomic IO, progress, limits, sweeps, executors, runtime).  This
-package holds the Python API (:mod:`emergence.api`, its records and figures), the command
-line and the report that sit on top.
+statistics, solvers, mpmath asymptotics), ``validation`` trains torch models and decides the
+verdicts, and ``base`` holds what they share (errors, atomic IO, progress, limits, sweeps,
+executors, runtime).  The interface sits on top: the Python API (:mod:`emergence.api`) and its
+records (:mod:`emergence.records`) here, the report writer, figures and status page in
+:mod:`emergence.report`, the demo in :mod:`emergence.demo`, the command line in :mod:`emergence.cli`.
 
 The API's functions (``emergence.api.__all__``) are attributes of the package; each imports the
 layers it needs when it is called, so that ``import emergence`` stays light (no torch, matplotlib,
