@@ -379,3 +379,31 @@ class ZipfAction:
 
     def start_axes(self, points: int | None = None):
         return self.base.start_axes() if points is None else self.base.start_axes(points)
+
+
+def copy_transition(attention: str, L: int, V: int, process: TokenProcess, P, convention=None) -> dict:
+    r"""The copy transition of ``attention`` on ``process`` over the grid ``P``, and its type.
+
+    Softmax: ``first order`` when the global minimum jumps (``P_star``, ``spinodals``, the landing
+    :math:`a_G` and :math:`a_0` on either side), else ``continuous`` with ``onset``: the steepest rise of
+    :math:`c_G` in :math:`\ln P` (:func:`~.crossover.copy_onset`).  Linear: the second-order point
+    ``P1`` and the copy ``crossover`` of :func:`~.phase_diagram.phase_diagram`.
+    """
+    from emergence.numerics.copy_head.crossover import copy_onset
+    from emergence.numerics.copy_head.phase_diagram import phase_diagram
+
+    action = token_process_action(attention, L, V, process, convention)
+    P = np.asarray(P, dtype=float)
+    diagram = phase_diagram(action, P)
+    y, _ = diagram.minima.global_minimum()
+    a_G = (diagram.c1 + L * diagram.cG) / L
+    own = getattr(action, "self_attention", None)
+    a_0 = own(y) if own is not None else np.full_like(a_G, np.nan)
+    record = {"tokens": process.label(), "attention": attention, "L": L, "V": V, **diagram.transitions}
+    if attention == "linear":
+        return record | {"type": "second order + crossover" if diagram.transitions["P1"] else "none on the grid"}
+    if diagram.transitions["P_star"] is None:
+        return record | {"type": "continuous", "onset": copy_onset(action, P, y)}
+    i = int(np.searchsorted(P, diagram.transitions["P_star"]))
+    return record | {"type": "first order", "aG_jump": [float(a_G[i - 1]), float(a_G[i])],
+                     "a0_jump": [float(a_0[i - 1]), float(a_0[i])]}

@@ -40,10 +40,10 @@ so :math:`\mathbb E[X^TMX] = \operatorname{tr}M\,(\operatorname{diag}\pi - \pi\p
 longer span{I, J}; the numerics evaluate it with V x V matrices
 (:mod:`emergence.numerics.copy_head.token_process`).
 
->>> profile_sum("S", 0)
-L - 1
->>> sp.factor(profile_sum("J", 0) - L)
-0
+>>> profile_sum("S", 0), profile_sum("S", 1)
+(L, rho*(L - 1) + rho**(L - 1))
+>>> profile_sum("J", 0)
+L**2
 """
 
 from __future__ import annotations
