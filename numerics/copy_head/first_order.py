@@ -184,7 +184,7 @@ def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] |
 
 
 def _branch_end(action: Minimisable, minima, inside, outside, *, steps: int = 45) -> float:
-    """Where the minimum at grid point ``inside`` that is farthest from the survivor at ``outside`` ends (any number
+    r"""Where the minimum at grid point ``inside`` that is farthest from the survivor at ``outside`` ends (any number
     of coordinates), by bisection in :math:`\ln P`: the branch exists where Newton from its last known point
     converges closer to that point than to the survivor (a fold moves the branch fast, so a fixed distance
     would stop short of it)."""
