@@ -197,3 +197,17 @@ def test_markov_stream_has_its_lag_joints_and_iid_data_are_unchanged():
 def test_invalid_token_process_is_one_error(text):
     with pytest.raises(EmergenceError):
         TokenProcess.parse(text)
+
+
+@pytest.mark.parametrize("command", [
+    ["phase-diagram", "--attention", "softmax", "--L", "16", "--V", "4", "--tokens", "markov:rho=2"],
+    ["validate", "copy-head", "--attention", "softmax", "--L", "16", "--V", "4", "--device", "cpu", "--tokens", "zipf"],
+])
+def test_a_bad_token_process_on_the_command_line_is_one_line_and_exit_2(capsys, command):
+    from emergence.cli import main
+
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    error = captured.err.strip()
+    assert error.startswith("emergence: error: ") and "\n" not in error and "token process" in error, captured.err
+    assert "Traceback" not in captured.err + captured.out
