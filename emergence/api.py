@@ -82,17 +82,21 @@ def _executor(executor, workers, out, in_process: bool = True) -> None:
     check.optional(check.path, "out", out)
 
 
-def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = None, convention=None):
+def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = None, convention=None,
+                  tokens: str = "iid"):
     """The copy-head phase diagram at sizes ``L, V``: order parameters, loss and transitions versus ``P``.
 
     ``P``: the grid (default 400 log-spaced values in [1, 1e8]); ``convention``: a
-    :class:`~emergence.theory.copy_head.conventions.Convention`, its text form or ``None`` (model T).
+    :class:`~emergence.theory.copy_head.conventions.Convention`, its text form or ``None`` (model T);
+    ``tokens``: the token process, ``iid`` (default), ``markov:rho=R`` or ``zipf:alpha=A``
+    (:mod:`emergence.numerics.copy_head.token_process`; the record's ``details["tokens"]`` names it).
     """
     import numpy as np
 
     from emergence.numerics.copy_head.phase_diagram import check_grid
     from emergence.numerics.copy_head.phase_diagram import phase_diagram as minimise
     from emergence.numerics.copy_head.reduced_action import reduced_action
+    from emergence.numerics.copy_head.token_process import token_process_action
     from emergence.records import PhaseDiagram
     from emergence.base import arguments as check
 
@@ -102,8 +106,23 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
         grid = check_grid(*DEFAULT_P_RANGE)
     else:
         grid = np.sort(check.distinct(check.sequence("P", P, check.positive, min_length=8), 2, "P"))
-    diagram = minimise(reduced_action(attention, L, V, convention), grid)
-    return PhaseDiagram.from_dict(diagram.as_record(convention))
+    process = _token_process(tokens)
+    if process.kind == "iid":
+        return PhaseDiagram.from_dict(minimise(reduced_action(attention, L, V, convention), grid).as_record(convention))
+    diagram = minimise(token_process_action(attention, L, V, process, convention), grid)
+    return PhaseDiagram.from_dict(diagram.as_record(convention) | {"tokens": process.label()})
+
+
+def _token_process(tokens):
+    """The :class:`~emergence.numerics.copy_head.token_process.TokenProcess` named by ``tokens``
+    (:class:`~emergence.base.errors.InvalidArgumentError` otherwise)."""
+    from emergence.base.errors import EmergenceError, InvalidArgumentError
+    from emergence.numerics.copy_head.token_process import TokenProcess
+
+    try:
+        return TokenProcess.parse(str(tokens))
+    except EmergenceError as error:
+        raise InvalidArgumentError("tokens", str(error)) from None
 
 
 def scaling(claim: str, law: str | None = None, convention=None, dps: int = 50, fast: bool = False,

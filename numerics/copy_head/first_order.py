@@ -13,7 +13,9 @@ one-coordinate action the fold is found as the root in :math:`\ln P` of
 (:math:`S''(u_i) = 0`) between the merging minimum and the saddle: :math:`F` is smooth
 through the fold and changes sign there, so Brent's method gives the fold to float64
 precision (a count of minima on a grid would resolve it only to the grid spacing).
-Multi-coordinate spinodals are not implemented (the linear actions have none).
+For several coordinates (the softmax action of a correlated token stream, :math:`(g_0, g_G)`)
+the fold is where Newton continuation of the vanishing minimum stops finding it
+(:func:`_branch_end`, bisection in :math:`\ln P`, about 1e-5 relative: the minimum flattens at the fold).
 
 A tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` has :math:`P^\ast = 2` and spinodals
 at :math:`P = 2 \mp 8/(3\sqrt3)`:
@@ -36,7 +38,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from emergence.numerics.copy_head.branches import action_difference, branch_birth
-from emergence.numerics.copy_head.minimisation import LocalMinima, Minimisable, local_minima
+from emergence.numerics.copy_head.minimisation import LocalMinima, Minimisable, local_minima, newton_polish
 
 
 def coexisting_branches(minima: LocalMinima) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -163,11 +165,10 @@ def fold_point(action: Minimisable, P_inside: float, P_outside: float, vanishing
 def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] | None:
     r"""``(low, high)``: where the upper minimum appears and where the lower one disappears.
 
-    Taken at the edges of the first run of grid points with two minima; one-coordinate
-    actions only.  ``None`` when no such run lies strictly inside the grid.
+    Taken at the edges of the first run of grid points with two minima (the fold by
+    :func:`_edge_fold`, or for several coordinates :func:`_branch_end`).  ``None`` when no such run
+    lies strictly inside the grid.
     """
-    if len(action.bounds) != 1:
-        raise NotImplementedError("spinodals are implemented for one-coordinate actions")
     indices, lower, upper = coexisting_branches(minima)
     if len(indices) == 0:
         return None
@@ -176,8 +177,30 @@ def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] |
     last = first + np.flatnonzero(np.diff(np.r_[indices, -1]) != 1)[0]
     if first == 0 or last == len(minima.P) - 1:
         return None
+    if len(action.bounds) != 1:
+        return tuple(_branch_end(action, minima, inside, outside) for inside, outside in ((first, first - 1), (last, last + 1)))
     return tuple(_edge_fold(action, minima, inside, outside, lower[0, j], upper[0, j])
                  for inside, outside, j in ((first, first - 1, 0), (last, last + 1, last - first)))
+
+
+def _branch_end(action: Minimisable, minima, inside, outside, *, steps: int = 45) -> float:
+    r"""Where the minimum at grid point ``inside`` that is farthest from the survivor at ``outside`` ends (any number
+    of coordinates), by bisection in :math:`\ln P`: the branch exists where Newton from its last known point
+    converges closer to that point than to the survivor (a fold moves the branch fast, so a fixed distance
+    would stop short of it)."""
+    survivor = action.canonical(minima.at(outside)[0][:, :1])[:, 0]
+    candidates = minima.at(inside)[0]
+    known = candidates[:, np.argmax(np.abs(candidates - survivor[:, None]).max(axis=0))]
+    low, high = np.log(minima.P[outside]), np.log(minima.P[inside])
+    for _ in range(steps):
+        middle = 0.5 * (low + high)
+        y, converged = newton_polish(action, known[:, None], np.array([np.exp(middle)]))
+        y = action.canonical(y)[:, 0]
+        if converged[0] and np.abs(y - known).max() < np.abs(y - survivor).max():
+            high, known = middle, y
+        else:
+            low = middle
+    return float(np.exp(high))
 
 
 def _edge_fold(action: Minimisable, minima, inside, outside, lower, upper):

@@ -149,7 +149,8 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray, why: dict | None 
     P = minima.P
     P1 = second_order_point(action, P[0], P[-1])
     P_star = _guarded("P_star", why, lambda: coexistence_point(action, minima))
-    window = _guarded("spinodals", why, lambda: spinodals(action, minima)) if len(action.bounds) == 1 else None
+    one_parameter = len(action.bounds) == 1 or action.attention == "softmax"
+    window = _guarded("spinodals", why, lambda: spinodals(action, minima)) if one_parameter else None
     exponent = None
     if P1 is not None and P1 * 1.001 < P[-1]:
         fit = critical_exponent(action, P1)

@@ -7,7 +7,7 @@ take those.  ``sG`` is always the prior variance along the unit copy direction
 A for the linear kernels, the logit matrix G for the softmax kernels.
 
 >>> [module.name for module in kernel_modules()]
-['copy_head_scales', 'copy_head_linear', 'copy_head_softmax', 'copy_head_asymptotics', 'copy_head_linear_posterior']
+['copy_head_scales', 'copy_head_linear', 'copy_head_softmax', 'copy_head_asymptotics', 'copy_head_linear_posterior', 'copy_head_token_process']
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ ASYMPTOTIC_DOMAIN = {"ell": (1.5, 8.0, "log"), "sigma2": (0.1, 10.0, "log"), "z"
 ORDER_DOMAIN = {"c1": (-1.0, 1.0, "uniform"), "cG": (-0.5, 0.5, "uniform"),
                 "R_row": (1e-4, 10.0, "log"), "R_bulk": (1e-3, 100.0, "log"),
                 "aG": (0.002, 0.998, "uniform"), "t": (0.01, 10.0, "log"),
-                "t_u": (0.01, 10.0, "log"), "t_v": (0.01, 10.0, "log")}
+                "t_u": (0.01, 10.0, "log"), "t_v": (0.01, 10.0, "log"),
+                "c0": (-0.5, 0.5, "uniform"), "a0": (0.002, 0.45, "uniform"), "rho": (0.0, 0.9, "uniform")}
 DOMAIN = {**SIZE_DOMAIN, **SCALE_DOMAIN, **KNOB_DOMAIN, **ORDER_DOMAIN, **ASYMPTOTIC_DOMAIN}
 KNOBS = (L, V, sigma_G2, a, sigma_W2, c, r_W, beta0, d, e)
 
@@ -242,6 +243,47 @@ def linear_posterior_module() -> KernelModule:
     return KernelModule("copy_head_linear_posterior", "emergence.theory.copy_head.linear_posterior", kernels)
 
 
+@lru_cache(maxsize=None)
+def token_process_module() -> KernelModule:
+    """Persistence process (correlated tokens): the three-parameter linear and two-parameter softmax actions."""
+    from emergence.theory.copy_head.token_process import (
+        a0, c0, linear_family, persistence_linear_action, persistence_posterior_loss, persistence_softmax_action,
+        rho, softmax_family,
+    )
+
+    linear, softmax = persistence_linear_action(), persistence_softmax_action()
+    linear_arguments = (c0, cG, c1, P, L, V, rho, s1, sG, lam, beta)
+    softmax_arguments = (a0, aG, P, L, V, rho, sG, lam, beta)
+    linear_coordinates, softmax_coordinates = (c0, cG, c1), (a0, aG)
+    pairs = [(i, j) for i in range(3) for j in range(i, 3)]
+    kernels = (
+        _kernel("persistence_linear_action", linear_arguments,
+                (("S", linear),) + tuple((f"dS_d{v.name}", sp.diff(linear, v)) for v in linear_coordinates),
+                "S_lin(c0, cG, c1) for the persistence process (A = c0 I + cG S + c1 J/L), and its gradient."),
+        _kernel("persistence_linear_action_hessian", linear_arguments,
+                tuple((f"d2S_d{linear_coordinates[i].name}d{linear_coordinates[j].name}",
+                       sp.diff(linear, linear_coordinates[i], linear_coordinates[j])) for i, j in pairs),
+                "Hessian of the persistence S_lin (upper triangle, row by row)."),
+        _kernel("persistence_linear_posterior_test_loss", (c0, cG, c1, P, L, V, rho, lam, beta),
+                (("loss", persistence_posterior_loss(linear_family())),),
+                "Per-position loss of the posterior-mean readout, persistence process, linear family."),
+        _kernel("persistence_softmax_action", softmax_arguments,
+                (("S", softmax),) + tuple((f"dS_d{v.name}", sp.diff(softmax, v)) for v in softmax_coordinates),
+                "S_soft(a0, aG) for the persistence process (architecture T, bulk-free), and its gradient.",
+                aG=(0.002, 0.5, "uniform")),
+        _kernel("persistence_softmax_action_hessian", softmax_arguments,
+                (("d2S_da0da0", sp.diff(softmax, a0, 2)), ("d2S_da0daG", sp.diff(softmax, a0, aG)),
+                 ("d2S_daGdaG", sp.diff(softmax, aG, 2))),
+                "Hessian of the persistence S_soft.", aG=(0.002, 0.5, "uniform")),
+        _kernel("persistence_softmax_posterior_test_loss", (a0, aG, P, L, V, rho, lam, beta),
+                (("loss", persistence_posterior_loss(softmax_family())),),
+                "Per-position loss of the posterior-mean readout, persistence process, softmax family.",
+                aG=(0.002, 0.5, "uniform")),
+    )
+    return KernelModule("copy_head_token_process", "emergence.theory.copy_head.token_process", kernels)
+
+
 def kernel_modules() -> list[KernelModule]:
     """The copy-head kernel modules, in registry order."""
-    return [scales_module(), linear_module(), softmax_module(), asymptotics_module(), linear_posterior_module()]
+    return [scales_module(), linear_module(), softmax_module(), asymptotics_module(), linear_posterior_module(),
+            token_process_module()]

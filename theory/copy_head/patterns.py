@@ -1,7 +1,9 @@
-r"""L x L attention patterns on the symmetric family span{J/L, S} and their invariants.
+r"""L x L attention patterns on the symmetric family span{J/L, S, I} and their invariants.
 
 ``J = 11^T`` and the shift S (``S[l, l-1] = 1``; cyclic: also ``S[0, L-1] = 1``) are the
-two patterns the copy task singles out.  S is a partial permutation with
+two patterns the copy task singles out; the identity I (attend to the token itself) joins them
+when tokens are correlated (:math:`\langle I, I\rangle = L`, :math:`\langle I, S\rangle = 0`,
+:math:`\langle I, J/L\rangle = 1`).  S is a partial permutation with
 :math:`n_S` ones (:math:`n_S = L` cyclic, :math:`L - 1` open), in distinct rows and
 columns, so every invariant below is a count:
 :math:`\langle J/L, J/L\rangle = 1`, :math:`\langle J/L, S\rangle = n_S/L`,
@@ -26,8 +28,9 @@ from typing import Mapping
 
 import sympy as sp
 
-BASIS = ("uniform", "shift")
-"""uniform = J/L (uniform pooling), shift = S (copy the previous token)."""
+BASIS = ("uniform", "shift", "identity")
+"""uniform = J/L (uniform pooling), shift = S (copy the previous token), identity = I (attend to the
+token itself; a competitor of the copy pattern once tokens are correlated)."""
 
 
 def shift_entries(L, shift: str) -> sp.Expr:
@@ -54,13 +57,16 @@ UNIFORM = Pattern({"uniform": sp.Integer(1)})
 
 
 def _basis_frobenius(x: str, y: str, L, nS) -> sp.Expr:
-    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): sp.Integer(1), ("uniform", "shift"): nS / L, ("shift", "shift"): nS}
+    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): sp.Integer(1), ("uniform", "shift"): nS / L, ("shift", "shift"): nS,
+                                             ("uniform", "identity"): sp.Integer(1), ("shift", "identity"): sp.Integer(0),
+                                             ("identity", "identity"): L}
     return table[tuple(sorted((x, y), key=BASIS.index))]
 
 
 def _basis_sums(x: str, y: str, L, nS) -> sp.Expr:
     """(X1)^T (Y1) for basis patterns; equal to the column-sum product by the 1 <-> 1^T symmetry."""
-    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): L, ("uniform", "shift"): nS, ("shift", "shift"): nS}
+    table: dict[tuple[str, ...], sp.Expr] = {("uniform", "uniform"): L, ("uniform", "shift"): nS, ("shift", "shift"): nS,
+                                             ("uniform", "identity"): L, ("shift", "identity"): nS, ("identity", "identity"): L}
     return table[tuple(sorted((x, y), key=BASIS.index))]
 
 
@@ -89,7 +95,7 @@ def column_sums(X: Pattern, Y: Pattern, L, shift: str) -> sp.Expr:
 def total(X: Pattern, L, shift: str) -> sp.Expr:
     """1^T X 1."""
     nS = shift_entries(L, shift)
-    return X.coefficient("uniform") * L + X.coefficient("shift") * nS
+    return X.coefficient("uniform") * L + X.coefficient("shift") * nS + X.coefficient("identity") * L
 
 
 def attention_invariants(A: Pattern, L, shift: str) -> dict[str, sp.Expr]:

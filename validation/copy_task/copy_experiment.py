@@ -71,6 +71,7 @@ class CopyExperiment:
     out: str | None = None
     bisections: int = 0
     batch_points: int | None = None
+    tokens: str = "iid"
     progress: bool = field(default=True, compare=False)
 
     def checked(self) -> CopyExperiment:
@@ -100,7 +101,7 @@ class CopyExperiment:
             workers=maybe_count("workers", self.workers), executor=check.executor("executor", self.executor),
             out=None if self.out is None else str(check.path("out", self.out)),
             bisections=count("bisections", self.bisections, 0), batch_points=maybe_count("batch_points", self.batch_points),
-            progress=check.flag("progress", self.progress))
+            tokens=_token_process("tokens", self.tokens), progress=check.flag("progress", self.progress))
 
     def check(self) -> None:
         """One-line :class:`~emergence.base.errors.EmergenceError` on arguments, sizes or budgets that cannot run."""
@@ -138,7 +139,19 @@ class CopyExperiment:
         return np.union1d(np.geomspace(min(self.P) / 2, max(self.P) * 2, THEORY_POINTS), np.asarray(measured, dtype=float))
 
 
-def grid_around_prediction(attention: str, L: int, V: int, convention: str = "", points: int | None = None) -> list[int]:
+def _token_process(name: str, value) -> str:
+    """The token process text in canonical form (``iid``, ``markov:rho=R``, ``zipf:alpha=A``); one-line error otherwise."""
+    from emergence.base.errors import EmergenceError, InvalidArgumentError
+    from emergence.numerics.copy_head.token_process import TokenProcess
+
+    try:
+        return TokenProcess.parse(str(value)).label()
+    except EmergenceError as error:
+        raise InvalidArgumentError(name, str(error)) from None
+
+
+def grid_around_prediction(attention: str, L: int, V: int, convention: str = "", points: int | None = None,
+                           tokens: str = "iid") -> list[int]:
     r"""The grid the verdict asks for, built around the theory's own transitions at this convention.
 
     Softmax: ``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole
@@ -156,7 +169,7 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     parsed = CopyTaskConvention.parse(convention, attention=attention)
-    transitions = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS))["transitions"]
+    transitions = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS), tokens)["transitions"]
     names = ("P_star",) if attention == "softmax" else ("P1", "crossover")
     lacking = [name for name in names if transitions.get(name) is None]
     if lacking:
@@ -194,7 +207,8 @@ def run_copy_sweep(config: CopyExperiment) -> dict[str, Any]:
     convention = CopyTaskConvention.parse(config.convention, attention=config.attention)
     grid = sorted(int(P) for P in config.P)
     settings = {key: getattr(config, key) for key in
-                ("adam_steps", "adam_lr", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective")}
+                ("adam_steps", "adam_lr", "sgld_burn_in", "sgld_draws", "sgld_thin", "chains", "dtype", "objective",
+                 "tokens")}
 
     def point_at(P: int) -> dict:
         return point_config(config.attention, config.optimizer, config.L, config.V, P, config.seeds, convention,
@@ -212,7 +226,7 @@ def run_copy_sweep(config: CopyExperiment) -> dict[str, Any]:
     def prediction() -> tuple[dict | None, str | None]:
         try:
             return predicted_phase_diagram(config.attention, config.L, config.V, convention,
-                                           config.theory_grid(grid)), None
+                                           config.theory_grid(grid), config.tokens), None
         except EmergenceError as error:
             return None, str(error)
 
@@ -235,7 +249,8 @@ def run_copy_sweep(config: CopyExperiment) -> dict[str, Any]:
     return dict(
         attention=config.attention, L=config.L, V=config.V, P=grid, optimizer=config.optimizer,
         settings={k: list(v) if isinstance(v, tuple) else v for k, v in asdict(config).items()
-                  if k not in ("out", "progress", "workers", "executor", "batch_points")},
+                  if k not in ("out", "progress", "workers", "executor", "batch_points")
+                  and not (k == "tokens" and v == "iid")},
         predicted=predicted, measured=measured, agreement=agreement(config.attention, measured, predicted),
         prediction_note=note, results_folder=config.out,
         provenance=provenance(json.loads(to_json_text(points[0])) | {"P_grid": grid, "device": device}, config.seed),

@@ -164,8 +164,12 @@ def copy_task_batch(
     targets: str = "raw",
     dtype=torch.float64,
     device: str | torch.device = "cpu",
+    tokens: str = "iid",
 ) -> CopyTaskBatch:
-    """Data for runs with ``counts[r]`` sequences drawn with ``seeds[r]`` (CPU generator, then moved)."""
+    """Data for runs with ``counts[r]`` sequences drawn with ``seeds[r]`` (CPU generator, then moved) from the token
+    process ``tokens`` (``iid``, ``markov:rho=R``, ``zipf:alpha=A``; :mod:`.token_streams`)."""
+    from emergence.validation.copy_task.token_streams import sample_tokens
+
     if L < 2 or V < 2:
         raise InvalidSizeError(f"the copy task needs L >= 2 and V >= 2, got L={L}, V={V}")
     if len(counts) != len(seeds) or not counts or min(counts) < 1:
@@ -173,7 +177,7 @@ def copy_task_batch(
     pieces = []
     for count, seed in zip(counts, seeds):
         generator = torch.Generator().manual_seed(int(seed))
-        pieces.append(torch.randint(V, (int(count), L), generator=generator))
+        pieces.append(sample_tokens(tokens, int(count), L, V, generator))
     tokens = torch.cat(pieces).to(device)
     run = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor([int(c) for c in counts])).to(device)
     return CopyTaskBatch(

@@ -80,6 +80,8 @@ def point_config(
         "convention": convention.with_attention(attention).as_dict(),
     }
     config.update({key: settings.get(key, DEFAULTS[key]) for key in DEFAULTS})
+    if settings.get("tokens", "iid") != "iid":  # i.i.d. points keep their configuration (and stored results)
+        config["tokens"] = settings["tokens"]
     return config
 
 
@@ -118,9 +120,10 @@ def sweep_model(configs: list[dict[str, Any]], device: str):
     L, V, dtype = first["L"], first["V"], getattr(torch, first["dtype"])
     counts = _over_points(configs, lambda config: [config["P"]] * len(_point_runs(config)))
     data_seeds = _over_points(configs, _data_seeds)
-    batch = copy_task_batch(counts, L, V, data_seeds, convention.shift, convention.targets, dtype, device)
+    tokens = first.get("tokens", "iid")
+    batch = copy_task_batch(counts, L, V, data_seeds, convention.shift, convention.targets, dtype, device, tokens)
     evaluation = copy_task_batch([EVALUATION_SEQUENCES] * len(counts), L, V, [s + 104_729 for s in data_seeds],
-                                 convention.shift, convention.targets, dtype, device)
+                                 convention.shift, convention.targets, dtype, device, tokens)
     model = CopyAttentionModel(len(counts), L, V, convention, dtype=dtype, device=device)
     model.initialise(_over_points(configs, lambda config: [start for _, start, _ in _point_runs(config)]),
                      _over_points(configs, _initial_seeds))

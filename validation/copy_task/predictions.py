@@ -15,12 +15,19 @@ import numpy as np
 
 from emergence.numerics.copy_head.phase_diagram import phase_diagram
 from emergence.numerics.copy_head.reduced_action import reduced_action
+from emergence.numerics.copy_head.token_process import TokenProcess, token_process_action
 
 
-def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: Sequence[float]) -> dict:
-    """The theory's global-minimum order parameters, loss and transitions on ``P_grid``."""
-    diagram = phase_diagram(reduced_action(attention, L, V, convention), np.asarray(P_grid, dtype=float))
-    return diagram.as_record(convention)
+def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: Sequence[float],
+                            tokens: str = "iid") -> dict:
+    """The theory's global-minimum order parameters, loss and transitions on ``P_grid`` for the token process
+    ``tokens`` (``iid``, ``markov:rho=R``, ``zipf:alpha=A``; the record names a non-i.i.d. process under ``tokens``)."""
+    process = TokenProcess.parse(tokens)
+    if process.kind == "iid":
+        return phase_diagram(reduced_action(attention, L, V, convention), np.asarray(P_grid, dtype=float)).as_record(convention)
+    action = token_process_action(attention, L, V, process, convention)
+    record = phase_diagram(action, np.asarray(P_grid, dtype=float)).as_record(convention)
+    return record | {"tokens": process.label()}
 
 
 SADDLE_POINTS = 200

@@ -26,6 +26,8 @@ def add_arguments(parser):
     parser.add_argument("--points", type=integer(8, MAX_POINTS), default=400,
                         help=f"grid points, log-spaced, 8 to {MAX_POINTS} (default 400)")
     parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
+    parser.add_argument("--tokens", default="iid",
+                        help="token process: iid (default), markov:rho=R (persistence) or zipf:alpha=A (Zipf unigram)")
     parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
     parser.add_argument("--plot", type=output_file(*PLOT_FORMATS), help="write a figure (order parameters and loss versus log P)")
 
@@ -43,12 +45,13 @@ def run(args) -> int:
     if args.plot:
         figure_format(args.plot)
     with heartbeat(f"phase diagram on {len(grid)} points"):
-        diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention)
+        diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention, tokens=args.tokens)
     diagram.provenance = provenance(vars_for_record(args), seed=None)
     record = diagram.to_dict()
     summary = sys.stderr if args.json == "-" else sys.stdout  # stdout carries only the JSON then
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "
-          f"{len(grid)} points, reconstruction: model {diagram.convention['architecture']})", file=summary)
+          f"{len(grid)} points, tokens {diagram.details.get('tokens', 'iid')}, "
+          f"reconstruction: model {diagram.convention['architecture']})", file=summary)
     for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
         print(f"  {name:<18} {_describe(diagram.transitions[name])}", file=summary)
     if not any(value is not None for value in diagram.transitions.values()):

@@ -47,6 +47,9 @@ def add_arguments(parser):
                              + ", ".join(f"{a} {n}" for a, n in DEFAULT_BISECTIONS.items()) + ")")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
+    parser.add_argument("--tokens", default="iid",
+                        help="token process of the training data and the theory: iid (default), markov:rho=R "
+                             "(persistence) or zipf:alpha=A (Zipf unigram)")
     parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
     parser.add_argument("--lr", type=learning_rate, default=0.05,
                         help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
@@ -135,7 +138,7 @@ def _default_grid(args) -> list[int]:
     verdict asks for, :func:`emergence.validation.copy_task.copy_experiment.grid_around_prediction`)."""
     from emergence.validation.copy_task.copy_experiment import grid_around_prediction
 
-    return grid_around_prediction(args.attention, args.L, args.V, args.convention)
+    return grid_around_prediction(args.attention, args.L, args.V, args.convention, tokens=args.tokens)
 
 
 def run(args) -> int:
@@ -152,6 +155,7 @@ def run(args) -> int:
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
         out=args.out, bisections=DEFAULT_BISECTIONS[args.attention] if args.bisect is None else args.bisect,
+        tokens=args.tokens,
     )
     experiment.check()
     if args.plot:
