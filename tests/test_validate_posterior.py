@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import torch
 import pytest
 
 from emergence.cli import main
@@ -125,6 +126,40 @@ def test_linear_agreement_needs_both_transitions_within_2x_and_converged_chains(
     assert linear_posterior_agreement(measured, {**predicted, "P1": 15.0})["passes"] is False  # ratio 2.7
     assert linear_posterior_agreement(measured, {**predicted, "crossover": None})["passes"] is False
     assert linear_posterior_agreement(measured, None)["passes"] is False
+
+
+def test_linear_P1_at_a_fixed_level_does_not_move_with_the_grid_end_and_the_half_rise_does():
+    from emergence.validation.copy_task.posterior_validation import half_rise_crossing, threshold_crossing
+
+    P = [8, 16, 32, 64, 128, 256, 512, 1024]
+    c1 = [0.7, 0.7, 0.75, 1.0, 1.6, 2.5, 4.0, 5.5]  # still rising at the grid's end, as at L = 16
+    short, long = threshold_crossing(P[:6], c1[:6], 1.5), threshold_crossing(P, c1, 1.5)
+    assert short == long == pytest.approx(64 * 2 ** (0.5 / 0.6))  # log-linear between (64, 1.0) and (128, 1.6)
+    assert half_rise_crossing(P[:6], c1[:6]) < 0.8 * half_rise_crossing(P, c1)  # moves with the end
+    assert threshold_crossing(P, c1, 6.0) is None and threshold_crossing(P, c1, 0.5) is None  # never rises through
+
+
+def test_the_P1_level_is_twice_the_prior_c1_floor_of_the_sign_fixed_attention():
+    from emergence.numerics.copy_head.linear_posterior import LinearPosteriorTheory
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.data import copy_task_batch
+    from emergence.validation.copy_task.models import CopyAttentionModel
+    from emergence.validation.copy_task.posterior_validation import P1_LEVEL_FACTOR, prior_c1_level
+    from emergence.validation.copy_task.training import measure
+
+    L, V, draws = 6, 3, 2000
+    convention = CopyTaskConvention.parse("", attention="linear")
+    level = prior_c1_level(LinearPosteriorTheory(L, V, convention, draws=8), draws=draws)
+    # brute force: prior draws of W_QK through the training model's own measurement (128 held-out sequences)
+    model = CopyAttentionModel(draws, L, V, convention)
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        model.logit_weights.copy_(torch.randn(model.logit_weights.shape, generator=generator, dtype=torch.float64)
+                                  * model.logit_prior_variance ** 0.5)
+    evaluation = copy_task_batch([128] * draws, L, V, [11] * draws, convention.shift, convention.targets)
+    c1 = measure(model, evaluation)["c1"].numpy()
+    # both are means of 2000 draws of |c1|-like values with sd ~0.6 x mean: standard error ~1.3 % each
+    assert P1_LEVEL_FACTOR * c1.mean() == pytest.approx(level, rel=0.06)
 
 
 def test_umbrella_command_writes_the_issue_keys_and_resumes(tmp_path, capsys):

@@ -23,7 +23,7 @@ def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict
     r"""Linear attention: unbiased HMC posterior means of the gauge-fixed :math:`c_1, c_G` along P against the posterior theory.
 
     The linear transitions are continuous, so no window is needed: ``chains`` HMC chains per P (half
-    started uniform, half copy).  P1 (half rise of :math:`c_1`) and the crossover (steepest rise of
+    started uniform, half copy).  P1 (:math:`c_1` first at twice its prior value) and the crossover (steepest rise of
     :math:`c_G`) use the same estimators on the measured grid as on the theory's fine grid
     (:func:`~emergence.validation.copy_task.posterior_validation.predicted_linear_posterior`);
     every point must meet the diagnostics.
@@ -34,7 +34,7 @@ def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict
     from emergence.base.sweeps import run_sweep
     from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
     from emergence.validation.copy_task.posterior_validation import (
-        half_rise_crossing, linear_posterior_agreement, predicted_linear_posterior, steepest_rise,
+        linear_posterior_agreement, predicted_linear_posterior, steepest_rise, threshold_crossing,
     )
     from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
@@ -51,7 +51,7 @@ def run_linear_hmc_validation(L: int, V: int, convention, P_grid, settings: dict
                 "seconds", "seconds_per_gradient", "flops_per_gradient"):
         measured[key] = [r[key] for r in results]
     measured["flagged"] = [not r["converged"] for r in results]
-    measured["P1"] = half_rise_crossing(P_grid, measured["c1_mean"])
+    measured["P1"] = threshold_crossing(P_grid, measured["c1_mean"], predicted["P1_level"])
     measured["crossover"] = steepest_rise(P_grid, measured["cG_mean"])
     agreement = linear_posterior_agreement(measured, predicted, factor=LINEAR_TRANSITION_FACTOR)
     return {"predicted": predicted, "saddle": saddle, "measured": measured, "agreement": agreement}

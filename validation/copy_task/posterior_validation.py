@@ -13,8 +13,9 @@ r"""Posterior validation: replica-exchange sweep points, the posterior theory be
   the mode-averaged posterior means and :math:`P^*` (equal free energy).
 * :func:`predicted_linear_posterior` / :func:`linear_posterior_agreement`: linear model T
   (:class:`~emergence.numerics.copy_head.linear_posterior.LinearPosteriorTheory`): predicted
-  posterior means, P1 (half rise of the gauge-fixed :math:`c_1`) and crossover (steepest rise
-  of :math:`c_G`) by the same estimators as the measurement, ``P1_ratio``, ``crossover_ratio``
+  posterior means, P1 (the gauge-fixed :math:`c_1` first reaching :data:`P1_LEVEL_FACTOR` times its
+  prior value, :func:`threshold_crossing`) and crossover (steepest rise of :math:`c_G`) by the same
+  estimators and the same level as the measurement, ``P1_ratio``, ``crossover_ratio``
   (within 2x) and R-hat everywhere for ``passes``.
 * :func:`posterior_agreement`: ``rms_aG`` (measured against predicted posterior means over the
   grid), ``P_star_ratio`` (measured :math:`P^*`, where the copy-mode weight crosses 1/2 by
@@ -138,24 +139,49 @@ TRANSITION_FACTOR = 2.0
 FINE_POINTS = 40
 
 
-def half_rise_crossing(P, values) -> float | None:
-    r"""Where ``values`` first cross half-way between their smallest and largest value (log-linear interpolation).
+P1_LEVEL_FACTOR = 2.0
+r"""Linear P1: where the posterior mean of the gauge-fixed :math:`c_1` first reaches this multiple of its prior value.
 
-    Linear attention's gauge-fixed :math:`c_1` has a noise floor in the symmetric phase (the bulk
-    projected on J, sign fixed by :math:`m \ge 0`), so the uniform-mode onset is read off the
-    half rise above that floor; the same estimator runs on the measured grid and on the theory's
-    fine grid.  ``None`` without a rise.
+The sign fixing :math:`m \ge 0` gives an unordered attention a floor :math:`c_1^{(0)} > 0` (the prior's, about
+0.6 at L = 8 and 0.75 at L = 16, V = 4), so a fixed level above zero, as the MAP verdict's 0.05, would
+sit under the floor.  A level tied to the prior does not move with the grid's end, as the half rise did
+(:func:`half_rise_crossing`: :math:`c_1` still rises at the grid's end at L = 16)."""
+
+
+def threshold_crossing(P, values, level: float) -> float | None:
+    """Where ``values`` first rise through ``level`` (log-linear interpolation in P); ``None`` if they never do.
+
+    >>> round(threshold_crossing([10, 20, 40], [0.5, 1.0, 3.0], 2.0), 6)
+    28.284271
     """
     values = np.asarray(values, dtype=float)
-    low, high = float(values.min()), float(values.max())
-    if high - low <= 0:
-        return None
-    level = 0.5 * (low + high)
     for i in range(len(values) - 1):
         if values[i] < level <= values[i + 1]:
             fraction = (level - values[i]) / (values[i + 1] - values[i])
             return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
     return None
+
+
+def prior_c1_level(theory, draws: int = 1024, seed: int = 1) -> float:
+    r""":data:`P1_LEVEL_FACTOR` times the prior's mean of the gauge-fixed :math:`c_1` (Monte Carlo over ``draws`` prior
+    draws of :math:`W_{QK}`, the measurement's protocol: :func:`~emergence.numerics.copy_head.linear_posterior.observables_under_law`
+    at :math:`c_1 = c_G = 0`, :math:`t_u = t_v = 1`)."""
+    from emergence.numerics.copy_head.linear_posterior import LinearNoise, observables_under_law
+
+    noise = LinearNoise.draw(theory.L, theory.V, draws, theory.noise.tokens.shape[0], seed)
+    return P1_LEVEL_FACTOR * observables_under_law(0.0, 0.0, theory.sG, theory.sG, noise)["c1"][0]
+
+
+def half_rise_crossing(P, values) -> float | None:
+    r"""Where ``values`` first cross half-way between their smallest and largest value (log-linear interpolation).
+
+    The older linear P1 estimator, kept for comparison: the level moves with the grid's end where
+    :math:`c_1` still rises there; :func:`threshold_crossing` at :func:`prior_c1_level` replaced it.
+    ``None`` without a rise.
+    """
+    values = np.asarray(values, dtype=float)
+    low, high = float(values.min()), float(values.max())
+    return threshold_crossing(P, values, 0.5 * (low + high)) if high > low else None
 
 
 def steepest_rise(P, values) -> float | None:
@@ -169,9 +195,10 @@ def steepest_rise(P, values) -> float | None:
 def predicted_linear_posterior(L: int, V: int, convention, P_grid, draws: int = 256) -> dict[str, Any]:
     """Posterior theory of linear model T on ``P_grid``: predicted posterior means, and the transitions.
 
-    ``P1`` and ``crossover`` apply :func:`half_rise_crossing` (gauge-fixed c1) and
-    :func:`steepest_rise` (c_G) to the predicted curves on a fine grid over the same range, the
-    estimators the measurement uses; ``P1_mean_field`` and ``copy_onset_mean_field`` are the
+    ``P1`` and ``crossover`` apply :func:`threshold_crossing` (gauge-fixed c1 at ``P1_level``,
+    :func:`prior_c1_level`) and :func:`steepest_rise` (c_G) to the predicted curves on a fine grid over the
+    same range, the estimators (and the level) the measurement uses; ``P1_half_rise`` keeps the older
+    estimator; ``P1_mean_field`` and ``copy_onset_mean_field`` are the
     mean-field transitions themselves.
     """
     from emergence.numerics.copy_head.linear_posterior import LinearPosteriorTheory
@@ -185,7 +212,9 @@ def predicted_linear_posterior(L: int, V: int, convention, P_grid, draws: int = 
     fine = np.geomspace(float(min(P_grid)), float(max(P_grid)), FINE_POINTS)
     points = [theory.minimise(P) for P in fine]
     record["fine"] = {"P": fine.tolist(), "c1": [p.c1 for p in points], "cG": [p.cG for p in points]}
-    record["P1"] = half_rise_crossing(fine, record["fine"]["c1"])
+    record["P1_level"] = prior_c1_level(theory)
+    record["P1"] = threshold_crossing(fine, record["fine"]["c1"], record["P1_level"])
+    record["P1_half_rise"] = half_rise_crossing(fine, record["fine"]["c1"])
     record["crossover"] = steepest_rise(fine, record["fine"]["cG"])
     record["P1_mean_field"] = curves["P1_mean_field"]
     record["copy_onset_mean_field"] = curves["crossover"]
@@ -263,8 +292,8 @@ def posterior_agreement(measured: dict[str, Any], predicted: dict[str, Any] | No
             "reason": "; ".join(reasons) or None}
 
 
-def measured_posterior(grid, results) -> dict[str, Any]:
-    """The ``measured`` record from the per-point summaries."""
+def measured_posterior(grid, results, P1_level: float | None = None) -> dict[str, Any]:
+    """The ``measured`` record from the per-point summaries (linear ``P1`` at the prediction's ``P1_level``)."""
     keys = ("c1_mean", "cG_mean", "aG_mean", "aG_sem", "coverage_mean", "test_loss_mean", "mode_weight",
             "rhat_max", "ess_min", "swap_acceptance_min", "seconds", "flagged")
     measured: dict[str, Any] = {"P": list(grid)}
@@ -276,7 +305,7 @@ def measured_posterior(grid, results) -> dict[str, Any]:
     measured["P_star"] = crossing if converged else None
     measured["P_star_unconverged"] = None if converged else crossing
     if len(grid) > 1:
-        measured["P1"] = half_rise_crossing(grid, measured["c1_mean"])
+        measured["P1"] = None if P1_level is None else threshold_crossing(grid, measured["c1_mean"], P1_level)
         measured["crossover"] = steepest_rise(grid, measured["cG_mean"])
     return measured
 
@@ -315,7 +344,7 @@ def run_replica_exchange_validation(attention: str, L: int, V: int, grid, conven
                for P in grid]
     results = run_sweep(partial(run_posterior_point, device="cpu"), configs, out, executor=executor,
                         progress=progress, description=f"posterior {attention}")
-    measured = measured_posterior(grid, results)
+    measured = measured_posterior(grid, results, (predicted or {}).get("P1_level"))
     agreement = (posterior_agreement if attention == "softmax" else linear_posterior_agreement)(measured, predicted)
     return {"predicted": predicted, "prediction_note": prediction_note, "saddle": saddle, "saddle_note": saddle_note,
             "measured": measured, "agreement": agreement}
