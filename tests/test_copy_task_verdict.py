@@ -154,7 +154,7 @@ def test_the_experiment_bisects_the_measured_jump(tmp_path, monkeypatch):
         return _point(config["P"], _jump_at(1000)(config["P"]), bistable=WINDOW[0] <= config["P"] <= WINDOW[1])
 
     monkeypatch.setattr(experiment, "run_copy_point", stand_in_point)
-    monkeypatch.setattr(predictions, "predicted_phase_diagram", lambda attention, L, V, convention, grid: _theory())
+    monkeypatch.setattr(predictions, "predicted_phase_diagram", lambda attention, L, V, convention, grid, tokens="iid": _theory())
     validation = run_copy_experiment(CopyExperiment(
         "softmax", 8, 3, tuple(GRID), seeds=1, adam_steps=1, convention="architecture=M", device="cpu", workers=1,
         out=str(tmp_path / "runs"), bisections=3, progress=False))

@@ -133,7 +133,7 @@ def test_the_experiment_bisects_a_linear_bracket_until_it_decides(tmp_path, monk
         return _point(config["P"], _c1(config["P"]), _cG(config["P"], crossover=1300.0))
 
     monkeypatch.setattr(experiment, "run_copy_point", stand_in_point)
-    monkeypatch.setattr(predictions, "predicted_phase_diagram", lambda attention, L, V, convention, grid: _theory())
+    monkeypatch.setattr(predictions, "predicted_phase_diagram", lambda attention, L, V, convention, grid, tokens="iid": _theory())
     validation = run_copy_experiment(CopyExperiment(
         "linear", 8, 3, (50, 100, 120, 300, 800, 2000, 5000), seeds=1, adam_steps=1, device="cpu", workers=1,
         out=str(tmp_path / "runs"), bisections=6, progress=False))

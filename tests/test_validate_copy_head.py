@@ -49,7 +49,7 @@ def test_agreement_with_a_stand_in_theory(tmp_path, monkeypatch, capsys):
     """The command's comparison path, with a stand-in phase diagram in place of the theory."""
     import emergence.validation.copy_task.predictions as predictions
 
-    def stand_in(attention, L, V, convention, P_grid):
+    def stand_in(attention, L, V, convention, P_grid, tokens="iid"):
         return {"attention": attention, "L": L, "V": V, "convention": convention.as_dict(), "P": list(P_grid),
                 "c1": [1.0] * len(P_grid), "cG": [0.0] * len(P_grid), "loss": [3.0] * len(P_grid),
                 "transitions": {"P1": None, "crossover": None, "P_star": 20.0, "spinodals": [10.0, 40.0]}}
@@ -244,10 +244,10 @@ def test_default_grid_is_what_the_verdict_asks_for():
     from emergence.cli.commands.validate_copy_head import _default_grid
     from emergence.validation.copy_task.analysis import grid_coverage
 
-    softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention=""))
+    softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention="", tokens="iid"))
     predicted = emergence.phase_diagram("softmax", 32, 8).transitions["P_star"]
     assert len(softmax) >= 8 and grid_coverage(softmax, predicted)["spans"]
-    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention=""))
+    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention="", tokens="iid"))
     transitions = emergence.phase_diagram("linear", 32, 8).transitions
     for name in ("P1", "crossover"):
         inside = [P for P in linear if transitions[name] / 2 - 0.5 <= P <= 2 * transitions[name] + 0.5]
