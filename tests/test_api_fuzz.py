@@ -108,7 +108,8 @@ CORPUS_OPTIONS = {
 SPECS = {
     "phase_diagram": ({"attention": "softmax", "L": 64, "V": 8},
                       {"attention": wrong_choice(("linear", "softmax")), "L": wrong_integer(3), "V": SIZE,
-                       "P": wrong_grid(8, 0.0).filter(lambda grid: grid is not None), "convention": CONVENTION}),
+                       "P": wrong_grid(8, 0.0).filter(lambda grid: grid is not None), "convention": CONVENTION,
+                       "tokens": wrong(st.integers(), st.sampled_from(["markov", "markov:rho=1", "zipf:alpha=-1", "iid:x"]))}),
     "scaling": ({"claim": "linear-second-order"},
                 {"claim": wrong_choice(("linear-second-order",)), "law": wrong(st.sampled_from(["", "os", "L.x", "x*L"]), optional=True),
                  "convention": CONVENTION, "dps": wrong_integer(15, 1000), "fast": wrong_flag(), **sweep(True),

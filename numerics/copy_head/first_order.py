@@ -15,7 +15,8 @@ through the fold and changes sign there, so Brent's method gives the fold to flo
 precision (a count of minima on a grid would resolve it only to the grid spacing).
 For several coordinates (the softmax action of a correlated token stream, :math:`(g_0, g_G)`)
 the fold is where Newton continuation of the vanishing minimum stops finding it
-(:func:`_branch_end`, bisection in :math:`\ln P`, about 1e-5 relative: the minimum flattens at the fold).
+(:func:`_branch_end`, bisection in :math:`\ln P`; Newton stops converging as the minimum flattens at the
+fold, so the fold is known to about 0.3 %: two grids gave 1041.5 and 1038.7 for one upper spinodal).
 
 A tilted double well :math:`S = (y^2-1)^2 + (P - 2)\,y` has :math:`P^\ast = 2` and spinodals
 at :math:`P = 2 \mp 8/(3\sqrt3)`:
