@@ -12,7 +12,11 @@ differentiable in :math:`W_{QK}` (:meth:`~emergence.validation.copy_task.models.
 :math:`P`, :func:`run_free_energy_point`) runs ``chains`` HMC chains in each of ``K`` harmonic
 windows :math:`\tfrac{\kappa}{2}(a_G - a_k)^2`, all ``K * chains`` of them as one batched model on
 the same training set, and combines the windows with MBAR
-(:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  With one window and
+(:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  Neighbouring windows swap
+configurations every ``exchange_every`` trajectories
+(:class:`~emergence.validation.samplers.window_exchange.WindowExchange`), and where a neighbour overlap
+is below ``min_overlap`` after a pass, windows are added half-way and the pass is rerun
+(:func:`~emergence.validation.samplers.window_placement.place_windows`).  With one window and
 :math:`\kappa = 0` it is plain (unbiased) HMC on the posterior.
 
 Reported per point: the profile :math:`F(a_G)`, the copy-basin mass above ``divide`` and
