@@ -665,16 +665,17 @@ def _check_posterior_options(attention: str, P, method, seed, executor, workers,
 
 
 SAMPLER_RANGES = {"centres": (0.0, 1.0, True), "divide": (0.0, 1.0, True), "copy_threshold": (0.0, 1.0, True),
-                  "step_fraction": (0.0, 1.0, False), "coldest": (0.0, 1.0, False), "hottest": (1.0, None, False)}
+                  "step_fraction": (0.0, 1.0, False), "coldest": (0.0, 1.0, False), "hottest": (1.0, None, False),
+                  "min_overlap": (0.0, 1.0, True)}
 """Sampler settings with bounds besides "positive" (low, high, whether the end is left out; for ``hottest``, 1
-itself is allowed):
+itself is allowed, for ``min_overlap`` 0, no placement):
 window centres and the basin divide inside (0, 1), the replica-exchange ladder from ``coldest`` <= 1 to
 ``hottest`` >= 1 (the target T = 1 is on it)."""
 
 
 def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
     """Each sampler setting a known field of ``method``'s defaults, of its default's kind: counts >= 1
-    (``warmup``, ``burn_in`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`), at least two distinct
+    (``warmup``, ``burn_in``, ``exchange_every`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`), at least two distinct
     window centres, a tempering of the ladder (``likelihood``; ``full`` only with ``coldest`` = 1)."""
     from emergence.base import arguments as check
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
@@ -686,14 +687,15 @@ def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
 
     def within(name: str, value) -> float:
         low, high, open_high = SAMPLER_RANGES.get(name, (0.0, None, False))
-        return check.number(name, value, low, high, open_low=name != "hottest", open_high=open_high)
+        return check.number(name, value, low, high, open_low=name not in ("hottest", "min_overlap"),
+                            open_high=open_high)
 
     for name, value in settings.items():
         default = defaults[name]
         if name == "tempering":
             check.choice(name, value, ("likelihood", "full"))
         elif isinstance(default, int):
-            check.integer(name, value, 0 if name in ("warmup", "burn_in") else 1)
+            check.integer(name, value, 0 if name in ("warmup", "burn_in", "exchange_every") else 1)
         elif isinstance(default, float):
             within(name, value)
         else:

@@ -93,13 +93,19 @@ FREE_ENERGY_DEFAULTS: dict = {
     "divide": 0.3,
     "bins": 28,
     "data_multiple": 1,
+    "exchange_every": 1,
+    "min_overlap": 0.1,
+    "max_windows": 16,
 }
 """One umbrella point's defaults: window centres in a_G (spacing 0.1 = 1.4 standard deviations of a window
 at kappa = 200, from below the uniform basin at L = 16 to above the copy basin), stiffness, HMC chains per
 window, warm-up and recorded trajectories (400 x 4 chains: bulk ESS 720-880 per window at L = 8 with 500),
 leapfrog steps, the basin divide, the number of profile bins on [0, 0.95], and the self-averaging probe
 ``data_multiple`` k (1: the posterior of the P training sequences; k > 1: the data term of P sequences
-represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`)."""
+represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`),
+the window exchange (configurations of neighbouring windows swapped every ``exchange_every`` trajectories; 0: off,
+:mod:`~emergence.validation.samplers.window_exchange`) and the window placement (windows added half-way where a
+neighbour overlap is below ``min_overlap``, at most ``max_windows``; ``min_overlap`` 0: one pass)."""
 
 PROFILE_POINTS = 24
 PROFILE_RANGE = (0.02, 0.9)

@@ -12,7 +12,11 @@ differentiable in :math:`W_{QK}` (:meth:`~emergence.validation.copy_task.models.
 :math:`P`, :func:`run_free_energy_point`) runs ``chains`` HMC chains in each of ``K`` harmonic
 windows :math:`\tfrac{\kappa}{2}(a_G - a_k)^2`, all ``K * chains`` of them as one batched model on
 the same training set, and combines the windows with MBAR
-(:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  With one window and
+(:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  Neighbouring windows swap
+configurations every ``exchange_every`` trajectories
+(:class:`~emergence.validation.samplers.window_exchange.WindowExchange`), and where a neighbour overlap
+is below ``min_overlap`` after a pass, windows are added half-way and the pass is rerun
+(:func:`~emergence.validation.samplers.window_placement.place_windows`).  With one window and
 :math:`\kappa = 0` it is plain (unbiased) HMC on the posterior.
 
 Reported per point: the profile :math:`F(a_G)`, the copy-basin mass above ``divide`` and
@@ -53,6 +57,8 @@ from emergence.validation.copy_task.training import measure_draw
 from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
 from emergence.validation.samplers.hmc import HMC, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
+from emergence.validation.samplers.window_exchange import WindowExchange
+from emergence.validation.samplers.window_placement import place_windows
 
 EVALUATION_SEQUENCES = 128
 """Fresh sequences per run on which linear attention's order parameters are measured."""
@@ -148,34 +154,36 @@ def gradient_cost(potential, parameter: torch.Tensor, flops: float | None = None
             "flops_per_gradient": float(counter.get_total_flops()) if flops is None else flops}
 
 
-def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
-    """HMC on one P (all windows and chains batched); return the summary of the module docstring.
+def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = "cpu") -> dict[str, Any]:
+    """One HMC pass of every window ``centres (K,)`` and chain of ``config``, batched; with window exchange every
+    ``exchange_every`` trajectories (0: none; softmax with two or more windows only).
 
-    Softmax: ``chains`` per window started at the window's centre, :math:`a_G` over the training
-    sequences recorded.  Linear (no windows): half the chains start in the uniform pattern, half in
-    the copy pattern, and each draw records the gauge-fixed :math:`c_1, c_G` (with :math:`a_G`,
-    coverage and test loss) of :func:`~emergence.validation.copy_task.training.measure_draw`.
+    Returns ``samples`` (:func:`~emergence.validation.samplers.hmc.adapt_and_sample`'s record), ``cost``, ``gradient``
+    (the gradient path) and ``swap_acceptance`` (per neighbour pair, ``None`` without exchange).
     """
-    started = time.perf_counter()
-    torch.set_num_threads(1)  # one core per point: small tensors, and 2-thread OpenMP under load was 7x slower
     multiple = int(config["data_multiple"])
     convention = CopyTaskConvention(**config["convention"])
     convention = replace(convention, beta0=convention.beta0 / multiple)  # the probe's weight 1/k (module docstring)
     L, V, P, chains = config["L"], config["V"], config["P"], config["chains"]
-    centres = np.asarray(config["centres"], dtype=float)
-    kappa = float(config["kappa"])
+    centres = np.asarray(centres, dtype=float)
     runs = len(centres) * chains
     data_seed = training_data_seed(config["seed"], P)
     batch = copy_task_batch([multiple * P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
                             torch.float64, device)
     model = CopyAttentionModel(runs, L, V, convention, device=device)
     run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
+    exchange = None
     if config["attention"] == "softmax":
         start_windows(model, run_centres, config["seed"])
 
         def record():
             bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
             return {"aG": model.previous_token_attention(batch).detach(), **bulk}
+
+        if int(config["exchange_every"]) > 0 and len(centres) > 1 and kappa > 0:
+            exchange = WindowExchange([model.logit_weights], lambda: model.previous_token_attention(batch), centres,
+                                      kappa, chains, every=int(config["exchange_every"]),
+                                      generator=torch.Generator().manual_seed(int(config["seed"]) + 29))
     else:
         model.initialise(["uniform" if r < runs // 2 else "copy" for r in range(runs)],
                          [config["seed"] * 1_000_003 + r for r in range(runs)])
@@ -195,30 +203,82 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),
                   leapfrog_steps=config["leapfrog"], generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
     cost = gradient_cost(potential, model.logit_weights, model.compiled_flops(batch))
-    samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record)
+    samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record,
+                               after_trajectory=exchange.after_trajectory if exchange else None)
+    return {"samples": samples, "cost": cost, "gradient": model.gradient_path,
+            "swap_acceptance": None if exchange is None else exchange.acceptance().tolist()}
+
+
+def _umbrella_profile(config: dict[str, Any], aG: np.ndarray, centres, kappa: float, ladders: bool):
+    """MBAR's profile of the windows' draws ``aG (K, chains, draws)`` on the point's bins."""
+    bins = np.linspace(0.0, 0.95, config["bins"] + 1)
+    return free_energy_profile(aG, np.asarray(centres, dtype=float), kappa, divide=config["divide"], bins=bins,
+                               seed=config["seed"], ladders=ladders)
+
+
+def _placed_pass(config: dict[str, Any], device: str):
+    """The softmax umbrella point's passes: windows added where a neighbour overlap is below ``min_overlap``
+    (:func:`~emergence.validation.samplers.window_placement.place_windows`, at most ``max_windows``);
+    returns the last pass, its profile, and the placement record."""
+    kappa = float(config["kappa"])
+    ladders = int(config["exchange_every"]) > 0
+
+    def run_pass(centres, stiffness):
+        sampled = sample_windows(config, centres, kappa, device)
+        aG = sampled["samples"]["aG"].cpu().numpy().reshape(len(centres), config["chains"], -1)
+        profile = _umbrella_profile(config, aG, centres, kappa, ladders)
+        return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
+
+    (sampled, profile), placement = place_windows(run_pass, config["centres"], kappa,
+                                                  minimum=float(config["min_overlap"]),
+                                                  maximum_windows=int(config["max_windows"]))
+    return sampled, profile, placement
+
+
+def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
+    """HMC on one P (all windows and chains batched); return the summary of the module docstring.
+
+    Softmax: ``chains`` per window started at the window's centre, :math:`a_G` over the training
+    sequences recorded, windows exchanged (``exchange_every``) and added where neighbours do not overlap
+    (``min_overlap``, ``max_windows``; ``placement`` in the summary).  Linear (no windows): half the chains
+    start in the uniform pattern, half in the copy pattern, and each draw records the gauge-fixed
+    :math:`c_1, c_G` (with :math:`a_G`, coverage and test loss) of
+    :func:`~emergence.validation.copy_task.training.measure_draw`.
+    """
+    started = time.perf_counter()
+    torch.set_num_threads(1)  # one core per point: small tensors, and 2-thread OpenMP under load was 7x slower
+    kappa = float(config["kappa"])
+    profile = None
+    if kappa > 0:
+        sampled, profile, placement = _placed_pass(config, device)
+        centres = np.asarray(placement["centres"], dtype=float)
+    else:
+        centres = np.asarray(config["centres"], dtype=float)
+        sampled, placement = sample_windows(config, centres, kappa, device), None
+    samples, chains = sampled["samples"], config["chains"]
     observed = {key: value.cpu().numpy().reshape(len(centres), chains, -1) for key, value in samples.items()
                 if key in ("aG", "c1", "cG")}
     diagnostics = {key: [rhat_and_bulk_ess(values[k]) for k in range(len(centres))] for key, values in observed.items()}
     aG = observed["aG"]
     summary: dict[str, Any] = {
-        "P": P, "centres": centres.tolist(), "kappa": kappa,
+        "P": config["P"], "centres": centres.tolist(), "kappa": kappa,
         "window_mean": aG.mean(axis=(1, 2)).tolist(),
         **{f"window_{key}": samples[key].cpu().numpy().reshape(len(centres), -1).mean(1).tolist()
            for key in ("t_u", "t_v", "t_copy", "g") if key in samples},
         "window_rhat": [max(d[k][0] for d in diagnostics.values()) for k in range(len(centres))],
         "window_ess": [min(d[k][1] for d in diagnostics.values()) for k in range(len(centres))],
         "acceptance": float(samples["acceptance"].mean()),
+        "swap_acceptance": sampled["swap_acceptance"], "placement": placement,
     }
     summary["rhat_max"] = float(max(summary["window_rhat"]))
     summary["ess_min"] = float(min(summary["window_ess"]))
-    if kappa > 0:
-        bins = np.linspace(0.0, 0.95, config["bins"] + 1)
-        profile = free_energy_profile(aG, centres, kappa, divide=config["divide"], bins=bins, seed=config["seed"])
+    if profile is not None:
         summary.update({
             "bins": profile.bin_centres.tolist(), "F": _finite_or_none(profile.F), "F_error": _finite_or_none(profile.F_error),
             "mode_weight": profile.mass_high, "mode_weight_error": profile.mass_high_error,
             "delta_F": profile.delta_F, "delta_F_error": profile.delta_F_error,
             "overlap_min": profile.overlap_min, "aG_mean": profile.mean, "aG_sem": profile.mean_error,
+            "window_overlap": [float(profile.overlap[k, k + 1]) for k in range(len(centres) - 1)],
             "basin_aG": {"uniform": profile.basin_minimum(0.0, config["divide"]),
                          "copy": profile.basin_minimum(config["divide"], 1.0)},
         })
@@ -229,9 +289,10 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     summary["samples"] = int(aG.size)
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
-    summary.update(cost)
-    summary["gradient"] = model.gradient_path
-    summary["gradients"] = (config["warmup"] + config["draws"]) * (config["leapfrog"] + 1)
+    summary.update(sampled["cost"])
+    summary["gradient"] = sampled["gradient"]
+    summary["gradients"] = (placement["passes"] if placement else 1) * (config["warmup"] + config["draws"]) * (
+        config["leapfrog"] + 1)
     summary["seconds"] = time.perf_counter() - started
     return summary
 

@@ -113,7 +113,8 @@ def root_in_log_P(P, values) -> float | None:
 
 
 PROFILE_KEYS = ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat", "window_ess",
-                "window_t_u", "window_t_v", "window_t_copy", "window_g", "acceptance")
+                "window_t_u", "window_t_v", "window_t_copy", "window_g", "acceptance", "window_overlap",
+                "swap_acceptance", "placement")
 """What the ``measured`` record keeps of each point's profile."""
 PER_POINT_KEYS = ("delta_F", "delta_F_error", "aG_mean", "aG_sem", "basin_aG", "mode_weight", "seconds",
                   "seconds_per_gradient", "flops_per_gradient")

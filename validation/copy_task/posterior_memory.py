@@ -57,7 +57,10 @@ def sampler_runs(method: str, settings: dict[str, Any]) -> int:
         chosen = {**POSTERIOR_DEFAULTS, **settings}
         return int(chosen["replicas"]) * int(chosen["chains"])
     chosen = {**FREE_ENERGY_DEFAULTS, **settings}
-    return len(chosen["centres"]) * int(chosen["chains"])
+    windows = len(chosen["centres"])
+    if method == "umbrella" and float(chosen["min_overlap"]) > 0:
+        windows = max(windows, int(chosen["max_windows"]))  # the placement may add windows up to its cap
+    return windows * int(chosen["chains"])
 
 
 def sampler_point_bytes(method: str, L: int, V: int, P: int, settings: dict[str, Any]) -> float:

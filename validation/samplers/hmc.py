@@ -146,7 +146,8 @@ class DualAveraging:
 
 
 def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: int, draws: int,
-                     record: Callable[[], dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+                     record: Callable[[], dict[str, torch.Tensor]],
+                     after_trajectory: Callable[[], None] | None = None) -> dict[str, torch.Tensor]:
     r"""Warm up (step size and diagonal mass), then take ``draws`` trajectories and ``record()`` after each.
 
     Warm-up in Stan's three stages: the first 15 % adapts :math:`\epsilon` only; the middle
@@ -154,7 +155,9 @@ def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: 
     shrunk towards :math:`10^{-3}` as Stan does, :math:`\frac{n}{n+5}\widehat{\rm var} + 10^{-3}\frac{5}{n+5}`;
     the last 10 % re-adapts :math:`\epsilon`
     for that mass.  Returns the recorded values stacked as ``(R, draws)`` plus ``"acceptance"``
-    and the final ``"step_size"`` ``(R,)``.
+    and the final ``"step_size"`` ``(R,)``.  ``after_trajectory()``, if given, runs after every trajectory
+    (warm-up and draws, before the draw is recorded): the window exchange of
+    :class:`~emergence.validation.samplers.window_exchange.WindowExchange`.
     """
     first, last = int(0.15 * warmup), int(0.1 * warmup)
     adaptation = DualAveraging(sampler.step_size.clone())
@@ -164,6 +167,8 @@ def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: 
     for t in range(warmup):
         report_steps(t, warmup + draws)
         acceptance = sampler.step(closure)
+        if after_trajectory is not None:
+            after_trajectory()
         sampler.step_size = adaptation.update(acceptance)
         if first <= t < warmup - last:
             collected += 1
@@ -182,6 +187,8 @@ def adapt_and_sample(sampler: HMC, closure: Callable[[], torch.Tensor], warmup: 
     for t in range(draws):
         report_steps(warmup + t, warmup + draws)
         acceptances.append(sampler.step(closure))
+        if after_trajectory is not None:
+            after_trajectory()
         for key, value in record().items():
             records.setdefault(key, []).append(value.detach())
     stacked = {key: torch.stack(values, dim=1) for key, values in records.items()}

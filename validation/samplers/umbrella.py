@@ -55,9 +55,11 @@ def _pymbar():
     return pymbar
 
 
-def harmonic_bias(xi, centres, kappa: float) -> np.ndarray:
-    r""":math:`w_k(\xi_n) = \tfrac{\kappa}{2}(\xi_n - \xi_k)^2`, shape ``(K, N)`` for ``xi (N,)`` and ``centres (K,)``."""
-    return 0.5 * kappa * (np.asarray(xi, float)[None, :] - np.asarray(centres, float)[:, None]) ** 2
+def harmonic_bias(xi, centres, kappa) -> np.ndarray:
+    r""":math:`w_k(\xi_n) = \tfrac{\kappa_k}{2}(\xi_n - \xi_k)^2`, shape ``(K, N)`` for ``xi (N,)``, ``centres (K,)``
+    and ``kappa`` a float or ``(K,)`` (one stiffness per window)."""
+    stiffness = np.broadcast_to(np.asarray(kappa, float), np.shape(centres))
+    return 0.5 * stiffness[:, None] * (np.asarray(xi, float)[None, :] - np.asarray(centres, float)[:, None]) ** 2
 
 
 @dataclass(frozen=True)
@@ -116,12 +118,16 @@ def _summaries(xi, log_w, bins, divide):
     return histogram, high, float((w * xi).sum())
 
 
-def free_energy_profile(samples, centres, kappa: float, divide: float, bins, bootstrap: int = 100,
-                        seed: int = 0) -> FreeEnergyProfile:
-    r"""The unbiased profile from ``samples (K, chains, draws)`` of :math:`\xi` in windows ``centres (K,)``.
+def free_energy_profile(samples, centres, kappa, divide: float, bins, bootstrap: int = 100,
+                        seed: int = 0, ladders: bool = False) -> FreeEnergyProfile:
+    r"""The unbiased profile from ``samples (K, chains, draws)`` of :math:`\xi` in windows ``centres (K,)``
+    of stiffness ``kappa`` (a float or ``(K,)``).
 
     ``divide`` splits the two basins; ``bins`` are the profile's bin edges.  The chains of each
-    window are resampled with replacement ``bootstrap`` times for the errors.
+    window are resampled with replacement ``bootstrap`` times for the errors; with ``ladders`` (windows
+    that exchanged configurations, :mod:`~emergence.validation.samplers.window_exchange`) chain :math:`c` of
+    every window is one ladder, and whole ladders are resampled (the same chain indices in every window),
+    which keeps the correlation that exchange puts between neighbouring windows.
     """
     pymbar = _pymbar()
     samples = np.asarray(samples, dtype=float)
@@ -137,7 +143,10 @@ def free_energy_profile(samples, centres, kappa: float, divide: float, bins, boo
     (histogram, high, mean), mbar = estimate(np.tile(np.arange(chains), (K, 1)))
     overlap = np.asarray(mbar.compute_overlap()["matrix"])
     rng = np.random.default_rng(seed)
-    replicas = [estimate(rng.integers(0, chains, size=(K, chains)))[0] for _ in range(bootstrap)]
+    def resample():
+        return np.tile(rng.integers(0, chains, size=chains), (K, 1)) if ladders else rng.integers(0, chains, size=(K, chains))
+
+    replicas = [estimate(resample())[0] for _ in range(bootstrap)]
     with np.errstate(divide="ignore"):
         F = -np.log(histogram / np.diff(bins))
         F_replicas = -np.log(np.array([r[0] for r in replicas]) / np.diff(bins))

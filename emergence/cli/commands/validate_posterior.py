@@ -38,6 +38,14 @@ def add_arguments(parser):
     parser.add_argument("--windows", default=None,
                         help=f"umbrella: comma list of window centres in a_G (default {','.join(map(str, HMC['centres']))})")
     parser.add_argument("--kappa", type=float, default=HMC["kappa"], help="umbrella: window stiffness (default %(default)s)")
+    parser.add_argument("--exchange-every", type=integer(0), default=HMC["exchange_every"],
+                        help="umbrella: swap neighbouring windows' configurations every N HMC trajectories (0: no "
+                             "exchange; default %(default)s)")
+    parser.add_argument("--min-overlap", type=float, default=HMC["min_overlap"],
+                        help="umbrella: add windows half-way where a neighbour overlap is below this, and rerun "
+                             "(0: one pass; default %(default)s)")
+    parser.add_argument("--max-windows", type=integer(2), default=HMC["max_windows"],
+                        help="umbrella: the most windows the placement may reach (default %(default)s)")
     parser.add_argument("--divide", type=float, default=HMC["divide"],
                         help="umbrella: a_G dividing the uniform and copy basins (default %(default)s)")
     parser.add_argument("--chains", type=integer(2), default=None,
@@ -87,7 +95,8 @@ def _settings(args, method: str) -> dict:
     else:
         _check_settings(args, method)
         chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
-                  "data_multiple": args.data_multiple}
+                  "data_multiple": args.data_multiple, "exchange_every": args.exchange_every,
+                  "min_overlap": args.min_overlap, "max_windows": args.max_windows}
         if args.windows is not None:
             chosen["centres"] = _centres(args.windows)
     for key in ("chains", "draws"):
@@ -111,6 +120,8 @@ def _check_settings(args, method: str) -> None:
             raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
     elif not (args.kappa > 0 and 0 < args.divide < 1):
         raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
+    elif not 0 <= args.min_overlap < 1:
+        raise EmergenceError(f"need 0 <= --min-overlap < 1, got {args.min_overlap}")
 
 
 def _centres(text: str) -> list[float]:

@@ -1,0 +1,189 @@
+"""Replica exchange between umbrella windows (validation/samplers/window_exchange.py) and window placement from the
+measured overlaps (validation/samplers/window_placement.py)."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from emergence.validation.samplers import window_exchange
+from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
+from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.umbrella import free_energy_profile
+from emergence.validation.samplers.window_exchange import WindowExchange
+from emergence.validation.samplers.window_placement import place_windows, refine_windows
+
+pytest.importorskip("pymbar", reason="umbrella sampling needs the bayes extra")
+pytest.importorskip("arviz", reason="R-hat needs the bayes extra")
+
+BARRIER, COUPLING, TILT = 12.0, 2.0, 1.0
+CENTRES = np.linspace(-2.0, 2.0, 17)
+KAPPA = 30.0
+CHAINS = 8
+
+
+def potential(x, y, exp=np.exp):
+    r"""A double well in a hidden coordinate :math:`y`, the windows on :math:`x`:
+    :math:`U = 2x^2 + t x + (1 + (B - 1)e^{-x^2})(y^2 - 1)^2 + g x y`.  The barrier between :math:`y = \pm 1`
+    is about 11 nats where :math:`|x| < 0.5` and 2 nats at the end windows :math:`|x| = 2`; the coupling makes the
+    well :math:`y = -\operatorname{sign} x` the lower one, so a chain held in the wrong well shifts the profile."""
+    return 2 * x**2 + TILT * x + (1 + (BARRIER - 1) * exp(-x**2)) * (y**2 - 1) ** 2 + COUPLING * x * y
+
+
+def exact_delta_F() -> float:
+    """-ln(P(x >= 0) / P(x < 0)) by quadrature of e^{-U} (trapezoid, 2001 x 2001 points on [-5, 5] x [-3, 3])."""
+    x, y = np.linspace(-5.0, 5.0, 2001), np.linspace(-3.0, 3.0, 2001)
+    marginal = np.trapezoid(np.exp(-potential(x[:, None], y[None, :])), y, axis=1)
+    return float(-np.log(np.trapezoid(marginal * (x >= 0), x) / np.trapezoid(marginal * (x < 0), x)))
+
+
+def sample_hidden_double_well(exchange_every: int | None, seed: int = 3) -> tuple[np.ndarray, WindowExchange | None]:
+    """HMC in every window, each chain started at (its window's centre, y = +1), with or without window exchange:
+    draws of x, shape (K, chains, draws)."""
+    centres = torch.tensor(np.repeat(CENTRES, CHAINS), dtype=torch.float64)
+    theta = torch.nn.Parameter(torch.stack([centres, torch.ones_like(centres)], dim=1))
+
+    def biased():
+        return potential(theta[:, 0], theta[:, 1], torch.exp) + 0.5 * KAPPA * (theta[:, 0] - centres) ** 2
+
+    exchange = None
+    if exchange_every:
+        exchange = WindowExchange([theta], lambda: theta[:, 0], CENTRES, KAPPA, CHAINS, every=exchange_every,
+                                  generator=torch.Generator().manual_seed(seed + 1))
+    sampler = HMC([theta], step_size=0.1, leapfrog_steps=8, generator=torch.Generator().manual_seed(seed))
+    result = adapt_and_sample(sampler, biased, warmup=200, draws=1000,
+                              record=lambda: {"x": theta[:, 0].detach().clone()},
+                              after_trajectory=exchange.after_trajectory if exchange else None)
+    return result["x"].numpy().reshape(len(CENTRES), CHAINS, -1), exchange
+
+
+def hidden_double_well_profile(draws: np.ndarray, ladders: bool):
+    return free_energy_profile(draws[:, :, ::4], CENTRES, KAPPA, divide=0.0, bins=np.linspace(-2.6, 2.6, 27),
+                               bootstrap=40, ladders=ladders)
+
+
+def test_window_exchange_converges_where_the_hidden_barrier_traps_plain_windows():
+    exact = exact_delta_F()
+    plain, _ = sample_hidden_double_well(None)
+    profile = hidden_double_well_profile(plain, ladders=False)
+    # the middle windows never leave y = +1: Delta F off by about 1.4 nats, 17 of its own errors
+    assert abs(profile.delta_F - exact) > 5 * profile.delta_F_error + 0.3, (profile.delta_F, profile.delta_F_error, exact)
+    exchanged, exchange = sample_hidden_double_well(1)
+    diagnostics = [rhat_and_bulk_ess(window) for window in exchanged]
+    assert max(r for r, _ in diagnostics) < 1.05 and min(e for _, e in diagnostics) > 400, diagnostics
+    assert float(exchange.acceptance().min()) > 0.2, exchange.acceptance()
+    profile = hidden_double_well_profile(exchanged, ladders=True)
+    assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.02, (profile.delta_F, profile.delta_F_error, exact)
+    assert profile.delta_F_error < 0.2
+
+
+GAUSSIAN_CENTRES = [-1.0, 0.0, 1.0, 2.0]
+GAUSSIAN_KAPPA = 4.0
+"""U(x) = x^2 / 2 with harmonic windows: window k is exactly N(kappa c_k / (1 + kappa), 1 / (1 + kappa))."""
+
+
+def exact_window_draws(chains: int, seed: int) -> torch.Tensor:
+    """Independent exact draws of every Gaussian window, runs window-major, shape (K * chains, 1)."""
+    generator = torch.Generator().manual_seed(seed)
+    centres = torch.tensor(GAUSSIAN_CENTRES, dtype=torch.float64)
+    means = GAUSSIAN_KAPPA * centres / (1 + GAUSSIAN_KAPPA)
+    draws = means[:, None] + torch.randn(len(centres), chains, generator=generator, dtype=torch.float64) / math.sqrt(
+        1 + GAUSSIAN_KAPPA)
+    return draws.reshape(-1, 1)
+
+
+def exact_swap_acceptance() -> float:
+    r"""E[min(1, e^{-Delta})] for Gaussian windows spaced d apart: Delta = kappa d (x_{k+1} - x_k) is normal with
+    variance s^2 = 2 kappa^2 d^2 / (1 + kappa) and mean s^2 / 2, so the mean acceptance is erfc(s / (2 sqrt 2))."""
+    s = math.sqrt(2 * GAUSSIAN_KAPPA**2 / (1 + GAUSSIAN_KAPPA))
+    return math.erfc(s / (2 * math.sqrt(2)))
+
+
+def swap_statistics(chains: int = 20_000, rounds: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Swap acceptance per pair, and each window's draws after ``rounds`` exchanges (no other moves) of exact draws."""
+    x = exact_window_draws(chains, seed)
+    exchange = WindowExchange([x], lambda: x[:, 0], GAUSSIAN_CENTRES, GAUSSIAN_KAPPA, chains,
+                              generator=torch.Generator().manual_seed(seed + 1))
+    for _ in range(rounds):
+        exchange.swap()
+    return exchange.acceptance().numpy(), x[:, 0].numpy().reshape(len(GAUSSIAN_CENTRES), chains)
+
+
+def stationarity_errors(acceptance: np.ndarray, after: np.ndarray) -> list[str]:
+    """What departs from the exact law: swap acceptance against erfc(s / 2 sqrt 2) (binomial errors, 5 sigma), and the
+    windows' means and variances after the swaps against N(kappa c / (1 + kappa), 1 / (1 + kappa)) (5 standard errors)."""
+    errors = []
+    chains = after.shape[1]
+    expected = exact_swap_acceptance()
+    for k, value in enumerate(acceptance):
+        attempts = chains * 3  # 6 rounds alternate even and odd pairs: 3 proposals per chain for each pair
+        if abs(value - expected) > 5 * math.sqrt(expected * (1 - expected) / attempts):
+            errors.append(f"pair {k}: acceptance {value:.4f} against {expected:.4f}")
+    variance = 1 / (1 + GAUSSIAN_KAPPA)
+    for k, centre in enumerate(GAUSSIAN_CENTRES):
+        mean = GAUSSIAN_KAPPA * centre / (1 + GAUSSIAN_KAPPA)
+        if abs(after[k].mean() - mean) > 5 * math.sqrt(variance / chains):
+            errors.append(f"window {k}: mean {after[k].mean():.4f} against {mean:.4f}")
+        if abs(after[k].var() - variance) > 5 * variance * math.sqrt(2 / chains):
+            errors.append(f"window {k}: variance {after[k].var():.4f} against {variance:.4f}")
+    return errors
+
+
+def test_swaps_keep_each_gaussian_window_exact_and_accept_at_the_exact_rate():
+    acceptance, after = swap_statistics()
+    assert stationarity_errors(acceptance, after) == []
+
+
+def test_a_flipped_sign_of_the_bias_difference_fails_the_exact_law(monkeypatch):
+    exact = window_exchange.swap_energy_change
+    monkeypatch.setattr(window_exchange, "swap_energy_change", lambda *args: -exact(*args))
+    acceptance, after = swap_statistics()
+    errors = stationarity_errors(acceptance, after)
+    assert any("acceptance" in e for e in errors) and any("mean" in e for e in errors), errors
+
+
+def test_exchange_refuses_a_wrong_layout():
+    with pytest.raises(ValueError):
+        WindowExchange([torch.zeros(5, 1)], lambda: torch.zeros(5), [0.0, 1.0], 1.0, chains=2)
+    with pytest.raises(ValueError):
+        WindowExchange([torch.zeros(4, 1)], lambda: torch.zeros(4), [0.0, 1.0], 1.0, chains=2, every=0)
+
+
+def gaussian_pass(chains: int = 8, draws: int = 400):
+    """A 'pass' on U = x^2 / 2 with exact draws of every window: returns the profile and its neighbour overlaps."""
+    rng = np.random.default_rng(0)
+
+    def run_pass(centres, kappa):
+        kappa = np.asarray(kappa)
+        means, scale = kappa * np.asarray(centres) / (1 + kappa), (1 + kappa) ** -0.5
+        samples = means[:, None, None] + scale[:, None, None] * rng.normal(size=(len(centres), chains, draws))
+        profile = free_energy_profile(samples, centres, kappa, divide=0.0, bins=np.linspace(-2.5, 2.5, 11), bootstrap=10)
+        return profile, np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
+
+    return run_pass
+
+
+def test_refine_windows_adds_a_midpoint_only_where_the_overlap_is_short():
+    centres, kappa = refine_windows([0.0, 1.0, 1.5, 3.0], [10.0, 20.0, 10.0, 40.0], [0.02, 0.3, 0.09], minimum=0.1)
+    assert centres == [0.0, 0.5, 1.0, 1.5, 2.25, 3.0]
+    assert kappa == [10.0, 20.0, 20.0, 10.0, 40.0, 40.0]
+
+
+def test_placement_adds_windows_where_the_overlap_is_low_until_every_overlap_reaches_the_target():
+    run_pass = gaussian_pass()
+    centres = [-2.0, -1.0, 0.0, 0.5, 1.0, 2.0]  # spacing 1 at kappa 10 (width 0.3): the outer pairs do not overlap
+    first, first_overlaps = run_pass(centres, [10.0] * len(centres))
+    assert first_overlaps[0] < 0.1 and first_overlaps[-1] < 0.1 and first_overlaps[2] > 0.1
+    profile, record = place_windows(run_pass, centres, 10.0, minimum=0.1, maximum_windows=20)
+    assert record["met"] and record["message"] is None and record["passes"] >= 2
+    assert set(centres) < set(record["centres"])
+    added = sorted(set(record["centres"]) - set(centres))
+    assert not any(0 < c < 1 for c in added), added  # only where the spacing was 1, none where it was 0.5
+    assert min(profile.overlap[k, k + 1] for k in range(len(record["centres"]) - 1)) >= 0.1
+    assert abs(profile.delta_F) < 3 * profile.delta_F_error + 0.02  # symmetric law: Delta F = 0
+
+
+def test_placement_stops_at_the_cap_and_says_where_the_overlap_is_short():
+    _, record = place_windows(gaussian_pass(), [-2.0, 0.0, 2.0], 10.0, minimum=0.1, maximum_windows=4)
+    assert not record["met"] and "window cap 4" in record["message"] and "-2-0" in record["message"]
