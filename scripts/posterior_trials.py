@@ -41,7 +41,8 @@ def compare(L: int, V: int, P: float, trial: str, importance_draws: int, seed: i
         result["profile_delta_F"] = delta_F_of_profile(grid, profile["F"], 0.3)
     if importance_draws > 0:
         importance = mode_free_energies(L, V, int(P), modes, convention, importance_draws, seed, trial=trial)
-        result["importance"] = {name: {key: importance[name][key] for key in ("F_trial", "F_IS", "F_IS_error")}
+        result["importance"] = {name: {key: importance[name][key] for key in ("F_trial", "F_IS", "F_IS_error", "gap_error",
+                                                                                  "log_weight_sd")}
                                 for name in ("uniform", "copy")}
         for name in ("uniform", "copy"):
             result["importance"][name]["gap"] = importance[name]["F_trial"] - importance[name]["F_IS"]

@@ -161,7 +161,7 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed, so differences between modes are
     comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
-    (bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
+    and ``gap_error`` (of :math:`F_{\rm trial} - F_{\rm IS}`; bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
     when the weights are log-normal).
     """
     softmax = convention.with_attention("softmax")
@@ -192,9 +192,10 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
         log_weights.append((-action + prior_normaliser - log_trial).numpy())
     log_weight = np.concatenate(log_weights)[:draws]
     resamples = np.random.default_rng(seed).integers(0, draws, (bootstrap, draws))
-    boot = [np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples]
+    boot = np.array([np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples])
+    boot_gap = [-log_weight[index].mean() - value for index, value in zip(resamples, boot)]
     return {"F_trial": float(-log_weight.mean()), "F_IS": float(np.log(draws) - np.logaddexp.reduce(log_weight)),
-            "F_IS_error": float(np.std(boot)), "log_weight_sd": float(log_weight.std())}
+            "F_IS_error": float(np.std(boot)), "gap_error": float(np.std(boot_gap)), "log_weight_sd": float(log_weight.std())}
 
 
 def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
