@@ -10,3 +10,5 @@ posterior-level theory, softmax and linear model T), :mod:`.logit_gauge` (bases 
 directions of model T's attention), :mod:`.row_trial` (the posterior theory's row trial:
 each query row's copy gap on its own 1-D law).  Headline numbers: ``validation/copy_head_golden.py``.
 """
+
+from emergence.numerics.copy_head import row_trial as _row_trial  # noqa: E402,F401  registers PosteriorTheory(trial="row")

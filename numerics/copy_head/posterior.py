@@ -52,6 +52,10 @@ DISTINCT_MODES = 0.05
 TRIALS: tuple[str, ...] = ("gauge", "product", "row")
 """``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law)."""
 
+TRIAL_THEORIES: dict[str, type] = {}
+"""Subclasses of :class:`PosteriorTheory` for trials beyond the Gaussian ones, registered by their modules (the
+package imports :mod:`~emergence.numerics.copy_head.row_trial`), so that ``PosteriorTheory(..., trial="row")`` is one."""
+
 
 def trial_entropy_counts(trial: str, L: int, V: int) -> tuple[int, int]:
     r"""Directions of :math:`W_{QK}` at variance ratio :math:`t_u` and :math:`t_v` that the ``trial`` pays :math:`I(t)` for.
@@ -226,10 +230,7 @@ class PosteriorTheory:
     """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring."""
 
     def __new__(cls, *args, trial: str = "gauge", **kwargs):
-        if trial == "row" and cls is PosteriorTheory:
-            from emergence.numerics.copy_head.row_trial import RowPosteriorTheory
-            return super().__new__(RowPosteriorTheory)
-        return super().__new__(cls)
+        return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
                  trial: str = "gauge"):

@@ -52,7 +52,7 @@ from scipy.optimize import minimize
 
 from emergence.base.errors import EmergenceError
 from emergence.numerics.copy_head.logit_gauge import flat_direction_basis
-from emergence.numerics.copy_head.posterior import (MODES, PosteriorMode, PosteriorTheory, data_action,
+from emergence.numerics.copy_head.posterior import (TRIAL_THEORIES, PosteriorMode, PosteriorTheory, data_action,
                                                     effective_invariants, entropy_rate, posterior_mean_loss)
 from emergence.numerics.order_parameters import cyclic_shift
 
@@ -252,6 +252,9 @@ class RowPosteriorTheory(PosteriorTheory):
 
     def profile(self, P: float, aG_grid) -> dict[str, list[float]]:
         raise EmergenceError("the row trial has no fixed-a_G profile yet; compare its modes (F_copy - F_uniform)")
+
+
+TRIAL_THEORIES["row"] = RowPosteriorTheory
 
 
 def sample_row_trial(mode: RowMode, L: int, V: int, s: float, draws: int,
