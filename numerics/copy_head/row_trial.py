@@ -16,7 +16,7 @@ orthogonal to every :math:`u_i`) and :math:`y_i` i.i.d. with one law :math:`q`. 
 
 - the logit map sees :math:`u_i` only in query row i, as a copy boost :math:`g_i = c\,y_i` on the
   previous token's key (mod a row constant), :math:`c = \sqrt{L/(L-1)}`;
-- the Gram matrix :math:`G = U^TU = I - [cI^2 - J/(L-1)]/(V+L)` (:math:`c^2 = L/(L-1)`) has eigenvalue 1 on
+- the Gram matrix :math:`G = U^TU = I - [c^2 I - J/(L-1)]/(V+L)` has eigenvalue 1 on
   the symmetric vector and :math:`\gamma = 1 - c^2/(V+L)` on the other :math:`L-1`; hence, for i.i.d.
   :math:`y_i` of mean :math:`\mu` and second moment :math:`m_2`,
 
