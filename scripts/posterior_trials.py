@@ -1,9 +1,10 @@
 """Compare the posterior theory's Gaussian trials at one (L, P): modes, profile Delta F, importance-weight gap.
 
-Developer measurement behind docs/posterior_free_energy.md ("The gauge-correct trial").  Prints one JSON
+Developer measurement behind docs/posterior_free_energy.md ("The gauge-correct trial", "The row trial").  Prints one JSON
 object: per trial the two modes (F, a_G, g, t_u, t_v), F_copy - F_uniform, the profile's Delta F (the
 measurement's estimator, divide 0.3, 4000 Monte Carlo rows) and, with --importance-draws N > 0, the
-importance-weighted free energies of both modes on the measurement's training set (seed 0).
+importance-weighted free energies of both modes on the measurement's training set (seed 0), from each
+trial's own draws (the row trial: no profile; its modes only).
 With --P-star the posterior P* on the fixed scan of [20, 20000] (16 points, 20000 rows) instead.
 
     python scripts/posterior_trials.py --L 12 --P 440 --importance-draws 4000
@@ -31,15 +32,17 @@ def compare(L: int, V: int, P: float, trial: str, importance_draws: int, seed: i
     convention = CopyTaskConvention.parse("", attention="softmax")
     start = time.time()
     modes = PosteriorTheory(L, V, convention, draws=20_000, trial=trial).modes(P)
-    grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
-    profile = PosteriorTheory(L, V, convention, draws=4000, trial=trial).profile(P, grid)
     result = {"modes": {name: {"F": m.free_energy, "aG": m.aG, "g": m.g, "t_u": m.t_u, "t_v": m.t_v}
                         for name, m in modes.items()},
-              "mode_difference": modes["copy"].free_energy - modes["uniform"].free_energy,
-              "profile_delta_F": delta_F_of_profile(grid, profile["F"], 0.3)}
+              "mode_difference": modes["copy"].free_energy - modes["uniform"].free_energy}
+    if trial != "row":  # the row trial has no fixed-a_G profile
+        grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
+        profile = PosteriorTheory(L, V, convention, draws=4000, trial=trial).profile(P, grid)
+        result["profile_delta_F"] = delta_F_of_profile(grid, profile["F"], 0.3)
     if importance_draws > 0:
         importance = mode_free_energies(L, V, int(P), modes, convention, importance_draws, seed, trial=trial)
-        result["importance"] = {name: {key: importance[name][key] for key in ("F_trial", "F_IS", "F_IS_error")}
+        result["importance"] = {name: {key: importance[name][key] for key in ("F_trial", "F_IS", "F_IS_error", "gap_error",
+                                                                                  "log_weight_sd")}
                                 for name in ("uniform", "copy")}
         for name in ("uniform", "copy"):
             result["importance"][name]["gap"] = importance[name]["F_trial"] - importance[name]["F_IS"]
@@ -61,7 +64,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     trials = args.trials.split(",")
     if args.L < 2 or args.V < 2 or set(trials) - set(TRIALS) or (args.P is not None) == args.P_star:
-        print("need --L >= 2, --V >= 2, trials among gauge,product, and exactly one of --P, --P-star", file=sys.stderr)
+        print("need --L >= 2, --V >= 2, trials among gauge,product,row, and exactly one of --P, --P-star", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
     out: dict = {"L": args.L, "V": args.V, "P": args.P, "seed": args.seed, "machine": platform.processor() or platform.machine(),

@@ -7,5 +7,8 @@ critical exponent), :mod:`.crossover` (copy-mode onset and the literal c_G = c_1
 mpmath precision), :mod:`.phase_diagram` (everything at once on a P grid), :mod:`.scaling`
 (the paper's three scaling claims), :mod:`.posterior` and :mod:`.linear_posterior` (the
 posterior-level theory, softmax and linear model T), :mod:`.logit_gauge` (bases of the flat
-directions of model T's attention).  Headline numbers: ``validation/copy_head_golden.py``.
+directions of model T's attention), :mod:`.row_trial` (the posterior theory's row trial:
+each query row's copy gap on its own 1-D law).  Headline numbers: ``validation/copy_head_golden.py``.
 """
+
+from emergence.numerics.copy_head import row_trial as _row_trial  # noqa: E402,F401  registers PosteriorTheory(trial="row")

@@ -49,7 +49,12 @@ DISTINCT_MODES = 0.05
 """Two modes are distinct where their copy weights :math:`a_G` differ by more than this."""
 
 
-TRIALS: tuple[str, ...] = ("gauge", "product")
+TRIALS: tuple[str, ...] = ("gauge", "product", "row")
+"""``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law)."""
+
+TRIAL_THEORIES: dict[str, type] = {}
+"""Subclasses of :class:`PosteriorTheory` for trials beyond the Gaussian ones, registered by their modules (the
+package imports :mod:`~emergence.numerics.copy_head.row_trial`), so that ``PosteriorTheory(..., trial="row")`` is one."""
 
 
 def trial_entropy_counts(trial: str, L: int, V: int) -> tuple[int, int]:
@@ -61,6 +66,8 @@ def trial_entropy_counts(trial: str, L: int, V: int) -> tuple[int, int]:
         return (V + L - 1) * (V - 1), (V + L - 1) * (L - 1)
     if trial == "product":
         return V * (V + L), L * (V + L)
+    if trial == "row":
+        return (V + L - 1) * (V - 1), (V + L - 1) * (L - 1) - L
     raise EmergenceError(f"unknown trial {trial!r}; choose one of {', '.join(TRIALS)}")
 
 
@@ -221,6 +228,9 @@ class PosteriorMode:
 
 class PosteriorTheory:
     """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring."""
+
+    def __new__(cls, *args, trial: str = "gauge", **kwargs):
+        return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
                  trial: str = "gauge"):

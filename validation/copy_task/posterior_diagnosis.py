@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from emergence.numerics.copy_head.row_trial import sample_row_trial
 from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE, CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
@@ -154,12 +155,13 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     r"""The trial's variational free energy :math:`F_Q` and the importance-sampled :math:`F_{\rm IS}` at one theory mode.
 
     ``mode``: a :class:`~emergence.numerics.copy_head.posterior.PosteriorMode` (its ``g, t_u, t_v``).
-    The trial is :func:`trial_moments` (``trial="product"``) or, by default, the gauge-correct trial: the same law on
-    the directions the data sees and the prior on the flat ones.  Its weight is the product trial's divided by
+    The trial is :func:`trial_moments` (``trial="product"``), by default the gauge-correct trial (the same law on
+    the directions the data sees and the prior on the flat ones), or the row trial
+    (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density).  Its weight is the product trial's divided by
     :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed, so differences between modes are
     comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
-    (bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
+    and ``gap_error`` (of :math:`F_{\rm trial} - F_{\rm IS}`; bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
     when the weights are log-normal).
     """
     softmax = convention.with_attention("softmax")
@@ -172,22 +174,28 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     prior_normaliser = -0.5 * (V + L) ** 2 * math.log(2 * math.pi * s)
     trial_normaliser = -0.5 * torch.log(2 * math.pi * variance).sum()
     generator = torch.Generator().manual_seed(seed)
+    row_generator = np.random.default_rng(seed)
     log_weights = []
     for _ in range(-(-draws // runs)):
-        standard = torch.randn(runs, V + L, V + L, generator=generator, dtype=torch.float64)
+        if trial == "row":
+            theta, log_q = sample_row_trial(mode, L, V, s, runs, row_generator)
+            theta, log_trial = torch.as_tensor(theta), torch.as_tensor(log_q)
+        else:
+            standard = torch.randn(runs, V + L, V + L, generator=generator, dtype=torch.float64)
+            theta = mean + standard * variance.sqrt()
+            log_trial = -0.5 * (standard**2).sum((-2, -1)) + trial_normaliser
+            if trial == "gauge":
+                log_trial = log_trial + flat_log_ratio(standard, V, mode.t_u, mode.t_v)
         with torch.no_grad():
-            model.logit_weights.copy_(mean + standard * variance.sqrt())
+            model.logit_weights.copy_(theta)
             action = model.marginal_potential(batch)
-        log_trial = -0.5 * (standard**2).sum((-2, -1)) + trial_normaliser
-        log_weight = -action + prior_normaliser - log_trial
-        if trial == "gauge":
-            log_weight = log_weight - flat_log_ratio(standard, V, mode.t_u, mode.t_v)
-        log_weights.append(log_weight.numpy())
+        log_weights.append((-action + prior_normaliser - log_trial).numpy())
     log_weight = np.concatenate(log_weights)[:draws]
     resamples = np.random.default_rng(seed).integers(0, draws, (bootstrap, draws))
-    boot = [np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples]
+    boot = np.array([np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples])
+    boot_gap = [-log_weight[index].mean() - value for index, value in zip(resamples, boot)]
     return {"F_trial": float(-log_weight.mean()), "F_IS": float(np.log(draws) - np.logaddexp.reduce(log_weight)),
-            "F_IS_error": float(np.std(boot)), "log_weight_sd": float(log_weight.std())}
+            "F_IS_error": float(np.std(boot)), "gap_error": float(np.std(boot_gap)), "log_weight_sd": float(log_weight.std())}
 
 
 def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
