@@ -120,18 +120,18 @@ def test_symbolic_persistence_action_equals_the_lag_joint_data_term(symbolic_act
     rng = np.random.default_rng(int(rho * 10))
     L_, V_, Pv, s1v, sGv, lamv, betav = 7, 3, 40.0, 0.3, 0.05, 0.4, 0.2
     joints = TokenProcess("markov", rho).joints(L_, V_)
-    S, J, I = cyclic_shift(L_), np.ones((L_, L_)), np.eye(L_)
+    S, J, identity = cyclic_shift(L_), np.ones((L_, L_)), np.eye(L_)
     for _ in range(4):
         c0v, cGv, c1v = rng.normal(0, 0.3, 3)
         u = c0v + cGv + c1v
         prior = u**2 / (2 * s1v) + ((L_ - 1) * (c0v**2 + cGv**2) - 2 * c0v * cGv) / (2 * sGv)
-        brute = prior + data_term(c0v * I + cGv * S + c1v * J / L_, joints, Pv, betav, lamv)
+        brute = prior + data_term(c0v * identity + cGv * S + c1v * J / L_, joints, Pv, betav, lamv)
         np.testing.assert_allclose(linear(c0v, cGv, c1v, Pv, L_, V_, rho, s1v, sGv, lamv, betav), brute, rtol=1e-12)
         a0v, aGv = rng.uniform(0.02, 0.45, 2)
         rest = (1 - a0v - aGv) / (L_ - 2)
         gaps = np.log(a0v / rest), np.log(aGv / rest)
         prior = ((L_ - 1) * (gaps[0] ** 2 + gaps[1] ** 2) - 2 * gaps[0] * gaps[1]) / (2 * sGv)
-        A = (a0v - rest) * I + (aGv - rest) * S + rest * J
+        A = (a0v - rest) * identity + (aGv - rest) * S + rest * J
         brute = prior + data_term(A, joints, Pv, betav, lamv)
         np.testing.assert_allclose(softmax(a0v, aGv, Pv, L_, V_, rho, sGv, lamv, betav), brute, rtol=1e-12)
 

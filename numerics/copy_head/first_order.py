@@ -179,9 +179,9 @@ def spinodals(action: Minimisable, minima: LocalMinima) -> tuple[float, float] |
     if first == 0 or last == len(minima.P) - 1:
         return None
     if len(action.bounds) != 1:
-        return tuple(_branch_end(action, minima, inside, outside) for inside, outside in ((first, first - 1), (last, last + 1)))
-    return tuple(_edge_fold(action, minima, inside, outside, lower[0, j], upper[0, j])
-                 for inside, outside, j in ((first, first - 1, 0), (last, last + 1, last - first)))
+        return (_branch_end(action, minima, first, first - 1), _branch_end(action, minima, last, last + 1))
+    return (_edge_fold(action, minima, first, first - 1, lower[0, 0], upper[0, 0]),
+            _edge_fold(action, minima, last, last + 1, lower[0, last - first], upper[0, last - first]))
 
 
 def _branch_end(action: Minimisable, minima, inside, outside, *, steps: int = 45) -> float:

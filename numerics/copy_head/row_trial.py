@@ -243,10 +243,12 @@ class RowPosteriorTheory(PosteriorTheory):
         return RowMode(float(P), start, law.moments()[0], t_u, t_v, self._free_energy_of(law, t_u, t_v, P, functions),
                        float(aG), float(c1), float(cG), float((c1**2 + 2 * c1 * cG + L * cG**2) / (L * square_sum)),
                        float(aG**2 / square_sum), posterior_mean_loss(q_eff, m_eff, L, L, P, V, self.lam, self.beta, L),
-                       law, tuple(float(v) for v in x[[0, 3, 4, 5]]))
+                       law, (float(x[0]), float(x[3]), float(x[4]), float(x[5])))
 
     @staticmethod
-    def _coordinates(mode: RowMode) -> list[float]:
+    def _coordinates(mode: PosteriorMode) -> list[float]:
+        if not isinstance(mode, RowMode):
+            raise EmergenceError(f"the row trial continues its own modes, got a {type(mode).__name__}")
         m, log_v, kappa_M, kappa_Q = mode.shape
         return [m, np.log(mode.t_u), np.log(mode.t_v), log_v, kappa_M, kappa_Q]
 
@@ -273,6 +275,8 @@ def sample_row_trial(mode: RowMode, L: int, V: int, s: float, draws: int,
         z = rng.standard_normal((draws, basis.shape[1]))
         theta += np.sqrt(variance) * z @ basis.T
         log_q += -0.5 * (z**2).sum(1) - 0.5 * basis.shape[1] * np.log(2 * np.pi * variance)
+    if mode.law is None:
+        raise EmergenceError("a row-trial mode without its copy law cannot be sampled")
     boosts, log_density = mode.law.sample((draws, L), rng)
     scale = np.sqrt((L - 1) / L)
     theta += (scale * boosts) @ geometry["copy"].T

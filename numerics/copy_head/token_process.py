@@ -160,7 +160,7 @@ class PersistenceLinearAction:
     def hessian(self, y, P):
         h = np.broadcast_arrays(*self.kernels.persistence_linear_action_hessian(y[0], y[1], y[2], P, *self.parameters))
         index = {(0, 0): 0, (0, 1): 1, (0, 2): 2, (1, 1): 3, (1, 2): 4, (2, 2): 5}
-        return np.stack([np.stack([h[index[tuple(sorted((i, j)))]] for j in range(3)]) for i in range(3)])
+        return np.stack([np.stack([h[index[(min(i, j), max(i, j))]] for j in range(3)]) for i in range(3)])
 
     @staticmethod
     def canonical(y):
@@ -317,8 +317,8 @@ class ZipfAction:
         a = self.base.attention_on_previous(y[0])
         w = a * (1 - a)  # da/du
         values = (L * (a**2 + (1 - a) ** 2 / (L - 1)), L * a, L + 0 * a, L + 0 * a)
-        derivatives = ((L * (2 * a - 2 * (1 - a) / (L - 1)) * w,), (L * w,), (0 * a,), (0 * a,))
-        return values, np.array([np.stack(d) for d in derivatives])
+        slopes = ((L * (2 * a - 2 * (1 - a) / (L - 1)) * w,), (L * w,), (0 * a,), (0 * a,))  # one coordinate
+        return values, np.array([np.stack(d) for d in slopes])
 
     def _data(self, y, P, pi):
         r"""The data term on unigram ``pi`` and its gradient in the coordinates (matrix calculus:
