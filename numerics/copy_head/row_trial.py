@@ -175,7 +175,7 @@ class RowMode(PosteriorMode):
     """A :class:`PosteriorMode` of the row trial; ``g`` is the mean copy boost, ``law`` its 1-D law, ``shape`` (m, ln v, κ_M, κ_Q)."""
 
     law: CopyLaw | None = None
-    shape: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    shape: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
 
 
 class RowPosteriorTheory(PosteriorTheory):
@@ -246,7 +246,8 @@ class RowPosteriorTheory(PosteriorTheory):
                        law, tuple(float(v) for v in x[[0, 3, 4, 5]]))
 
     @staticmethod
-    def _coordinates(mode: RowMode) -> list[float]:
+    def _coordinates(mode: PosteriorMode) -> list[float]:
+        assert isinstance(mode, RowMode)
         m, log_v, kappa_M, kappa_Q = mode.shape
         return [m, np.log(mode.t_u), np.log(mode.t_v), log_v, kappa_M, kappa_Q]
 
@@ -273,6 +274,7 @@ def sample_row_trial(mode: RowMode, L: int, V: int, s: float, draws: int,
         z = rng.standard_normal((draws, basis.shape[1]))
         theta += np.sqrt(variance) * z @ basis.T
         log_q += -0.5 * (z**2).sum(1) - 0.5 * basis.shape[1] * np.log(2 * np.pi * variance)
+    assert mode.law is not None
     boosts, log_density = mode.law.sample((draws, L), rng)
     scale = np.sqrt((L - 1) / L)
     theta += (scale * boosts) @ geometry["copy"].T
