@@ -38,9 +38,17 @@ def exact_delta_F() -> float:
     return float(-np.log(np.trapezoid(marginal * (x >= 0), x) / np.trapezoid(marginal * (x < 0), x)))
 
 
-def sample_hidden_double_well(exchange_every: int | None, seed: int = 3) -> tuple[np.ndarray, WindowExchange | None]:
+def wrong_well_mass(centre: float) -> float:
+    """P(y < 0) in the window at ``centre`` (exact, by quadrature): the mass of the well the chains do not start in."""
+    x, y = np.linspace(-5.0, 5.0, 1001), np.linspace(-3.0, 3.0, 1201)
+    weight = np.exp(-potential(x[:, None], y[None, :]) - 0.5 * KAPPA * (x[:, None] - centre) ** 2)
+    return float(weight[:, y < 0].sum() / weight.sum())
+
+
+def sample_hidden_double_well(exchange_every: int | None, seed: int = 3, hidden: bool = False,
+                              draws: int = 1000) -> tuple[np.ndarray, WindowExchange | None]:
     """HMC in every window, each chain started at (its window's centre, y = +1), with or without window exchange:
-    draws of x, shape (K, chains, draws)."""
+    draws of x (or, with ``hidden``, of y), shape (K, chains, draws)."""
     centres = torch.tensor(np.repeat(CENTRES, CHAINS), dtype=torch.float64)
     theta = torch.nn.Parameter(torch.stack([centres, torch.ones_like(centres)], dim=1))
 
@@ -52,10 +60,10 @@ def sample_hidden_double_well(exchange_every: int | None, seed: int = 3) -> tupl
         exchange = WindowExchange([theta], lambda: theta[:, 0], CENTRES, KAPPA, CHAINS, every=exchange_every,
                                   generator=torch.Generator().manual_seed(seed + 1))
     sampler = HMC([theta], step_size=0.1, leapfrog_steps=8, generator=torch.Generator().manual_seed(seed))
-    result = adapt_and_sample(sampler, biased, warmup=200, draws=1000,
-                              record=lambda: {"x": theta[:, 0].detach().clone()},
+    result = adapt_and_sample(sampler, biased, warmup=200, draws=draws,
+                              record=lambda: {"x": theta[:, 0].detach().clone(), "y": theta[:, 1].detach().clone()},
                               after_trajectory=exchange.after_trajectory if exchange else None)
-    return result["x"].numpy().reshape(len(CENTRES), CHAINS, -1), exchange
+    return result["y" if hidden else "x"].numpy().reshape(len(CENTRES), CHAINS, -1), exchange
 
 
 def hidden_double_well_profile(draws: np.ndarray, ladders: bool):
@@ -65,11 +73,20 @@ def hidden_double_well_profile(draws: np.ndarray, ladders: bool):
 
 def test_window_exchange_converges_where_the_hidden_barrier_traps_plain_windows():
     exact = exact_delta_F()
-    plain, _ = sample_hidden_double_well(None)
-    profile = hidden_double_well_profile(plain, ladders=False)
-    # the middle windows never leave y = +1: Delta F off by about 1.4 nats, 17 of its own errors
-    assert abs(profile.delta_F - exact) > 5 * profile.delta_F_error + 0.3, (profile.delta_F, profile.delta_F_error, exact)
-    exchanged, exchange = sample_hidden_double_well(1)
+    plain_y, _ = sample_hidden_double_well(None, hidden=True)
+    # plain windows fail where the barrier is high (centres 0.25, 0.5: about 11 nats; the exact window puts 0.68
+    # and 0.84 of its mass in the well the chains do not start in): their chains stay trapped (the well's mass
+    # far from exact) or split between the wells (R-hat of y far above 1).  Which of the two happens, and so the
+    # profile's error, depends on the machine's kernels: all chains trapped and Delta F off by 1.4 nats (17 of
+    # its own errors) with one set, 3 of 8 chains crossed and 1.1 nats (5 errors) with another.
+    for k in np.flatnonzero(np.isin(CENTRES, [0.25, 0.5])):
+        found, exact_mass = float((plain_y[k] < 0).mean()), wrong_well_mass(CENTRES[k])
+        rhat = rhat_and_bulk_ess(plain_y[k])[0]
+        assert exact_mass > 0.6 and (abs(found - exact_mass) > 0.2 or rhat > 1.1), (CENTRES[k], found, exact_mass, rhat)
+    # exchange: a configuration crosses the barrier in the end windows and walks back through 17 windows, so the
+    # run must be long: with 1000 draws Delta F came out 2.3, -0.3, 3.1 and 5.0 of its own errors from the exact
+    # value over seeds 3, 5, 7, 11 (still carrying the start well), with 4000 draws 0.1 and 1.0 (seeds 7, 11)
+    exchanged, exchange = sample_hidden_double_well(1, draws=4000)
     diagnostics = [rhat_and_bulk_ess(window) for window in exchanged]
     assert max(r for r, _ in diagnostics) < 1.05 and min(e for _, e in diagnostics) > 400, diagnostics
     assert float(exchange.acceptance().min()) > 0.2, exchange.acceptance()
