@@ -12,17 +12,19 @@ from emergence.validation.copy_task.posterior_study import extended_grid, run_po
 
 
 def _stand_in(P_true: dict, theory: dict, saddle: dict, unconverged=lambda L, P: False):
-    calls = []
+    calls, handed = [], []
 
     def validate(attention, L, V, P, method, convention, settings, **common):
         grid = P or sorted({int(round(theory[L] * f)) for f in (0.6, 0.8, 1.0, 1.25)})
         calls.append((L, list(grid), common["out"]))
+        handed.append(common.get("theory_P_star"))
         delta = [8 * math.log(P_true[L] / p) for p in grid]
         converged = [not unconverged(L, p) for p in grid]
         measured = {"P": list(grid), "delta_F": delta, "delta_F_error": [0.1] * len(grid), "converged": converged,
                     "P_star": measured_P_star(grid, delta, [0.1] * len(grid), converged)}
         return {"measured": measured, "saddle": {"P_star": saddle[L]}, "predicted": {"P_star": theory[L]}}
 
+    validate.handed = handed  # the theory P* each call was given (None: the validation scans it)
     return validate, calls
 
 
@@ -38,6 +40,7 @@ def test_the_grid_moves_until_it_brackets_the_sampled_sign_change(tmp_path):
         assert rows[L]["law_ratio"]["sampled"] == pytest.approx(P_true[L] / (L * math.log(L) ** 2), rel=1e-9)
     assert [out for _, _, out in calls] == [str(tmp_path / "L8")] + [str(tmp_path / "L12")] * (1 + rows[12]["extensions"])
     assert study["summary"]["sizes_measured"] == 2
+    assert validate.handed == [None, None] + [theory[12]] * rows[12]["extensions"]  # the theory's P* scanned once per L
 
 
 def test_a_jump_below_the_grid_extends_downwards():

@@ -62,7 +62,8 @@ def _over_defaults(settings: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 
 def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | None, method: str, convention,
                              settings: dict[str, Any], *, out: str, executor=None, seed: int = 0,
-                             theory_draws: int | None = None, progress: bool = True) -> dict[str, Any]:
+                             theory_draws: int | None = None, progress: bool = True,
+                             theory_P_star: float | None = None) -> dict[str, Any]:
     """Sample the posterior of the ``attention`` copy task at sizes ``L``, ``V`` on the grid ``P`` by ``method``
     and set it beside the posterior theory and the saddle.
 
@@ -70,13 +71,16 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
     the caller); ``convention``: a :class:`~emergence.validation.copy_task.config.CopyTaskConvention` for
     ``attention``; ``settings``: the method's sampler fields that differ from their defaults; ``out``: the
     results folder; ``executor``: the sweep's executor.  Returns the method's report: ``predicted``,
-    ``saddle``, ``measured``, ``agreement`` and the method's own fields.
+    ``saddle``, ``measured``, ``agreement`` and the method's own fields.  ``theory_P_star``: umbrella, the
+    posterior theory's P* where a caller already has it (a run on another grid at the same sizes), else scanned.
     """
     from emergence.validation.copy_task import linear_posterior_sampling, posterior_free_energy, posterior_validation
 
     common = {"out": out, "executor": executor, "seed": seed, "progress": progress}
     if method == "umbrella":
-        P_star = posterior_free_energy.posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
+        P_star = theory_P_star
+        if P_star is None:
+            P_star = posterior_free_energy.posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
         if P is None:
             if P_star is None:
                 raise InvalidArgumentError("P", f"is needed: the posterior theory has no P* on [20, 20000] at L={L}, "

@@ -124,7 +124,8 @@ def run_posterior_study(sizes: Sequence[int], V: int, convention, settings: dict
         done = 0
         while done < extensions and (side := missing_side(report["measured"])) is not None:
             grid = extended_grid(report["measured"]["P"], side)
-            report = validate("softmax", L, V, grid, "umbrella", convention, settings, **common)
+            report = validate("softmax", L, V, grid, "umbrella", convention, settings, **common,
+                              theory_P_star=report["predicted"]["P_star"])  # scanned once per L
             done += 1
         rows.append(study_row(L, report, done))
     return {"rows": rows, "summary": study_summary(rows)}
