@@ -1,4 +1,5 @@
-"""Brute-force pieces shared by the flat-direction tests: random copy-task embeddings and a null space.
+"""Brute-force pieces shared by the flat-direction tests: random copy-task embeddings, a null space, and the
+torch model's attention at given logit weights.
 
 An embedding row is z = token one-hot (V entries) followed by position one-hot (L entries).
 """
@@ -19,3 +20,16 @@ def null_space(matrix: np.ndarray) -> np.ndarray:
     _, singular, right = np.linalg.svd(matrix, full_matrices=False)
     rank = int((singular > 1e-9 * singular[0]).sum())
     return right[rank:].T  # (columns of matrix, nullity)
+
+
+def attention_at(model, batch):
+    """``weights (V + L, V + L) -> attention``: the torch copy-task ``model``'s attention on ``batch`` with its
+    first run's logit weights set to ``weights`` (a copy, taken without gradients)."""
+    import torch
+
+    def attention(weights):
+        with torch.no_grad():
+            model.logit_weights[0] = weights
+            return model.attention(batch).clone()
+
+    return attention

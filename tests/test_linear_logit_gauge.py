@@ -31,7 +31,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 
-from embedding_maps import null_space, random_embeddings
+from embedding_maps import attention_at, null_space, random_embeddings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -77,12 +77,7 @@ def test_a_logit_null_shift_leaves_the_torch_linear_attention_unchanged_and_a_ro
     batch = copy_task_batch([P], L, V, seeds=[3])
     generator = torch.Generator().manual_seed(0)
     start = torch.randn(N, N, generator=generator, dtype=torch.float64)
-
-    def attention(weights):
-        with torch.no_grad():
-            model.logit_weights[0] = weights
-            return model.attention(batch).clone()
-
+    attention = attention_at(model, batch)
     reference = attention(start)
     eps = torch.finfo(torch.float64).eps
     rng = np.random.default_rng(1)

@@ -24,7 +24,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 
-from embedding_maps import null_space, random_embeddings
+from embedding_maps import attention_at, null_space, random_embeddings
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -79,12 +79,7 @@ def test_a_shift_along_a_flat_direction_leaves_the_torch_attention_unchanged():
     batch = copy_task_batch([P], L, V, seeds=[3])
     generator = torch.Generator().manual_seed(0)
     start = torch.randn(V + L, V + L, generator=generator, dtype=torch.float64)
-
-    def attention(weights):
-        with torch.no_grad():
-            model.logit_weights[0] = weights
-            return model.attention(batch).clone()
-
+    attention = attention_at(model, batch)
     reference = attention(start)
     eps = torch.finfo(torch.float64).eps
     for kind, basis in flat_direction_basis(V, L).items():
