@@ -32,7 +32,7 @@ def sample(L: int, V: int, P: int, chains: int, warmup: int, draws: int, leapfro
     from emergence.validation.copy_task.models import CopyAttentionModel
     from emergence.validation.copy_task.training import measure_draw
     from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-    from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+    from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 
     convention = CopyTaskConvention.parse("", attention="linear")
     data_seed = training_data_seed(seed, P)
@@ -48,9 +48,10 @@ def sample(L: int, V: int, P: int, chains: int, warmup: int, draws: int, leapfro
         return {"c1": measured["c1"], "cG": measured["cG"], "potential": measured["potential"],
                 "weights": model.logit_weights.detach().clone()}
 
-    sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance), leapfrog_steps=leapfrog,
+    settings = HMCSettings(step_size=0.1 * math.sqrt(model.logit_prior_variance), leapfrog_steps=leapfrog)
+    sampler = HMC([model.logit_weights], lambda: model.marginal_potential(batch), settings,
                   generator=torch.Generator().manual_seed(seed + 17))
-    samples = adapt_and_sample(sampler, lambda: model.marginal_potential(batch), warmup, draws, record)
+    samples = adapt_and_sample(sampler, warmup, draws, record)
     out = {key: samples[key].cpu().numpy() for key in ("c1", "cG", "potential", "weights")}
     out["diagnostics"] = {key: rhat_and_bulk_ess(out[key]) for key in ("c1", "cG")}
     out["acceptance"] = float(samples["acceptance"].mean())

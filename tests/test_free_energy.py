@@ -68,7 +68,7 @@ def test_theory_profile_meets_its_constraint_and_its_minimum_is_the_mode():
 def test_readout_marginal_hmc_matches_the_joint_posterior_at_the_smallest_size():
     """HMC on S_r(W_QK) (readout integrated out) and on the joint U(W_QK, W): the same a_G moments."""
     from emergence.validation.samplers.diagnostics import mean_and_standard_error
-    from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+    from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 
     L, V, P, chains = 4, 2, 6, 8
     batch = copy_task_batch([P] * chains, L, V, [5] * chains)
@@ -77,8 +77,9 @@ def test_readout_marginal_hmc_matches_the_joint_posterior_at_the_smallest_size()
         model = CopyAttentionModel(chains, L, V, SOFTMAX)
         parameters = [model.logit_weights] + ([model.readout] if objective == "joint" else [])
         potential = model.marginal_potential if objective == "marginal" else model.potential
-        sampler = HMC(parameters, step_size=0.2, leapfrog_steps=10, generator=torch.Generator().manual_seed(11))
-        draws = adapt_and_sample(sampler, lambda: potential(batch), 150, 700,
+        sampler = HMC(parameters, lambda: potential(batch), HMCSettings(step_size=0.2, leapfrog_steps=10),
+                      generator=torch.Generator().manual_seed(11))
+        draws = adapt_and_sample(sampler, 150, 700,
                                  lambda: {"aG": model.previous_token_attention(batch).detach()})
         results[objective] = mean_and_standard_error(draws["aG"].numpy())
     (m1, e1), (m2, e2) = results["marginal"], results["joint"]

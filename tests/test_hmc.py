@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
-from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 
 VARIANCES = torch.tensor([0.01, 1.0, 25.0], dtype=torch.float64)
 """An anisotropic Gaussian (condition number 2500): the step size alone cannot fit every direction."""
@@ -15,9 +15,9 @@ VARIANCES = torch.tensor([0.01, 1.0, 25.0], dtype=torch.float64)
 
 def gaussian_draws(sampler_class=HMC, chains=8, warmup=200, draws=400, seed=0, step_size=0.05):
     theta = torch.nn.Parameter(torch.zeros(chains, 3, dtype=torch.float64))
-    sampler = sampler_class([theta], step_size=step_size, leapfrog_steps=10, generator=torch.Generator().manual_seed(seed))
-    result = adapt_and_sample(sampler, lambda: 0.5 * (theta**2 / VARIANCES).sum(-1), warmup, draws,
-                              lambda: {"x": theta.detach().clone()})
+    sampler = sampler_class([theta], lambda: 0.5 * (theta**2 / VARIANCES).sum(-1),
+                            HMCSettings(step_size=step_size, leapfrog_steps=10), generator=torch.Generator().manual_seed(seed))
+    result = adapt_and_sample(sampler, warmup, draws, lambda: {"x": theta.detach().clone()})
     return result["x"].numpy(), result  # (chains, draws, 3)
 
 
@@ -60,10 +60,12 @@ def test_a_wrong_acceptance_rule_fails_the_gaussian_moments(broken):
     x_right, x_wrong = [], []
     for sampler_class, out in ((HMC, x_right), (broken, x_wrong)):
         theta.data.zero_()
-        sampler = sampler_class([theta], step_size=1.2, leapfrog_steps=10, inverse_mass=[VARIANCES.expand(8, 3).clone()],
+        sampler = sampler_class([theta], lambda: 0.5 * (theta**2 / VARIANCES).sum(-1),
+                                HMCSettings(step_size=1.2, leapfrog_steps=10), inverse_mass=[VARIANCES.expand(8, 3).clone()],
                                 generator=torch.Generator().manual_seed(1))
+        state = sampler.init()
         for _ in range(600):
-            sampler.step(lambda: 0.5 * (theta**2 / VARIANCES).sum(-1))
+            state, _ = sampler.step(state)
             out.append(theta.detach().clone())
     right = torch.stack(x_right, 1)[:, 100:].numpy()
     wrong = torch.stack(x_wrong, 1)[:, 100:].numpy()
@@ -73,7 +75,8 @@ def test_a_wrong_acceptance_rule_fails_the_gaussian_moments(broken):
 
 def test_non_finite_energies_are_rejected():
     theta = torch.nn.Parameter(torch.ones(2, 1, dtype=torch.float64))
-    sampler = HMC([theta], step_size=0.1, leapfrog_steps=3, generator=torch.Generator().manual_seed(0))
-    acceptance = sampler.step(lambda: torch.where(theta[:, 0] > 1.0, math.inf, 0.5 * theta[:, 0] ** 2))
-    assert acceptance.shape == (2,)
-    assert torch.all(torch.isfinite(theta))
+    sampler = HMC([theta], lambda: torch.where(theta[:, 0] > 1.0, math.inf, 0.5 * theta[:, 0] ** 2),
+                  HMCSettings(step_size=0.1, leapfrog_steps=3), generator=torch.Generator().manual_seed(0))
+    state, info = sampler.step(sampler.init())
+    assert info.acceptance_probability.shape == (2,)
+    assert torch.all(torch.isfinite(theta)) and torch.all(torch.isfinite(state.potential))

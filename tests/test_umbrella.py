@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
 
 pytest.importorskip("pymbar", reason="umbrella sampling needs the bayes extra")
@@ -33,8 +33,8 @@ def window_draws():
     def potential():
         return HEIGHT * (x[:, 0] ** 2 - 1) ** 2 + TILT * x[:, 0] + 0.5 * KAPPA * (x[:, 0] - centres) ** 2
 
-    sampler = HMC([x], step_size=0.1, leapfrog_steps=8, generator=torch.Generator().manual_seed(3))
-    result = adapt_and_sample(sampler, potential, warmup=200, draws=600, record=lambda: {"x": x[:, 0].detach().clone()})
+    sampler = HMC([x], potential, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(3))
+    result = adapt_and_sample(sampler, warmup=200, draws=600, record=lambda: {"x": x[:, 0].detach().clone()})
     return result["x"].numpy().reshape(len(CENTRES), CHAINS, -1)[:, :, ::3]
 
 

@@ -9,7 +9,7 @@ import torch
 
 from emergence.validation.samplers import window_exchange
 from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
 from emergence.validation.samplers.window_exchange import WindowExchange
 from emergence.validation.samplers.window_placement import place_windows, refine_windows
@@ -59,8 +59,8 @@ def sample_hidden_double_well(exchange_every: int | None, seed: int = 3, hidden:
     if exchange_every:
         exchange = WindowExchange([theta], lambda: theta[:, 0], CENTRES, KAPPA, CHAINS, every=exchange_every,
                                   generator=torch.Generator().manual_seed(seed + 1))
-    sampler = HMC([theta], step_size=0.1, leapfrog_steps=8, generator=torch.Generator().manual_seed(seed))
-    result = adapt_and_sample(sampler, biased, warmup=200, draws=draws,
+    sampler = HMC([theta], biased, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(seed))
+    result = adapt_and_sample(sampler, warmup=200, draws=draws,
                               record=lambda: {"x": theta[:, 0].detach().clone(), "y": theta[:, 1].detach().clone()},
                               after_trajectory=exchange.after_trajectory if exchange else None)
     return result["y" if hidden else "x"].numpy().reshape(len(CENTRES), CHAINS, -1), exchange

@@ -55,7 +55,7 @@ from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import measure_draw
 from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
-from emergence.validation.samplers.hmc import HMC, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
 from emergence.validation.samplers.window_exchange import WindowExchange
 from emergence.validation.samplers.window_placement import place_windows
@@ -159,7 +159,9 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
     ``exchange_every`` trajectories (0: none; softmax with two or more windows only).
 
     Returns ``samples`` (:func:`~emergence.validation.samplers.hmc.adapt_and_sample`'s record), ``cost``, ``gradient``
-    (the gradient path) and ``swap_acceptance`` (per neighbour pair, ``None`` without exchange).
+    (the gradient path), ``gradients`` (the sampler's gradient evaluations: ``leapfrog`` per trajectory, plus one at
+    the start and one after every exchange that moved a configuration) and ``swap_acceptance`` (per neighbour pair,
+    ``None`` without exchange).
     """
     multiple = int(config["data_multiple"])
     convention = CopyTaskConvention(**config["convention"])
@@ -200,12 +202,14 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
         return action + 0.5 * kappa * (aG - run_centres) ** 2
 
     # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
-    sampler = HMC([model.logit_weights], step_size=0.1 * math.sqrt(model.logit_prior_variance),
-                  leapfrog_steps=config["leapfrog"], generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
+    settings = HMCSettings(step_size=0.1 * math.sqrt(model.logit_prior_variance), leapfrog_steps=config["leapfrog"])
+    sampler = HMC([model.logit_weights], potential, settings,
+                  generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
     cost = gradient_cost(potential, model.logit_weights, model.compiled_flops(batch))
-    samples = adapt_and_sample(sampler, potential, config["warmup"], config["draws"], record,
+    samples = adapt_and_sample(sampler, config["warmup"], config["draws"], record,
                                after_trajectory=exchange.after_trajectory if exchange else None)
     return {"samples": samples, "cost": cost, "gradient": model.gradient_path,
+            "gradients": sampler.gradient_evaluations,
             "swap_acceptance": None if exchange is None else exchange.acceptance().tolist()}
 
 
@@ -219,12 +223,14 @@ def _umbrella_profile(config: dict[str, Any], aG: np.ndarray, centres, kappa: fl
 def _placed_pass(config: dict[str, Any], device: str):
     """The softmax umbrella point's passes: windows added where a neighbour overlap is below ``min_overlap``
     (:func:`~emergence.validation.samplers.window_placement.place_windows`, at most ``max_windows``);
-    returns the last pass, its profile, and the placement record."""
+    returns the last pass (its ``gradients`` those of every pass), its profile, and the placement record."""
     kappa = float(config["kappa"])
     ladders = int(config["exchange_every"]) > 0
+    gradients = []
 
     def run_pass(centres, stiffness):
         sampled = sample_windows(config, centres, kappa, device)
+        gradients.append(sampled["gradients"])
         aG = sampled["samples"]["aG"].cpu().numpy().reshape(len(centres), config["chains"], -1)
         profile = _umbrella_profile(config, aG, centres, kappa, ladders)
         return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
@@ -232,7 +238,7 @@ def _placed_pass(config: dict[str, Any], device: str):
     (sampled, profile), placement = place_windows(run_pass, config["centres"], kappa,
                                                   minimum=float(config["min_overlap"]),
                                                   maximum_windows=int(config["max_windows"]))
-    return sampled, profile, placement
+    return {**sampled, "gradients": sum(gradients)}, profile, placement
 
 
 def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any]:
@@ -291,8 +297,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(sampled["cost"])
     summary["gradient"] = sampled["gradient"]
-    summary["gradients"] = (placement["passes"] if placement else 1) * (config["warmup"] + config["draws"]) * (
-        config["leapfrog"] + 1)
+    summary["gradients"] = sampled["gradients"]
     summary["seconds"] = time.perf_counter() - started
     return summary
 

@@ -5,7 +5,8 @@ bias :math:`w_k(\xi) = \tfrac{\kappa_k}{2}(\xi - \xi_k)^2` (:mod:`~emergence.val
 A window on a barrier whose bias is softer than the barrier's curvature is itself bistable, and its
 chains split between the two sides.  Exchange lets configurations walk along the windows to the
 ends of the ladder, where the bias removes the barrier, and back: every ``every`` HMC trajectories
-(:meth:`WindowExchange.after_trajectory`) the pairs :math:`(k, k+1)` with :math:`k` even (then, at the
+(:meth:`WindowExchange.after_trajectory`, which says whether a configuration moved, so that the sampler
+recomputes the gradients it keeps) the pairs :math:`(k, k+1)` with :math:`k` even (then, at the
 next exchange, :math:`k` odd) propose to swap their configurations :math:`\theta_k, \theta_{k+1}`, and
 accept with
 
@@ -30,6 +31,7 @@ ladders.  Each run slot keeps its own bias, step size and mass matrix (only conf
 >>> exchange = WindowExchange([x], lambda: x[:, 0], centres=[-1.0, 0.0, 1.0], kappa=4.0, chains=2,
 ...                           generator=torch.Generator().manual_seed(0))
 >>> exchange.swap()  # equal xi everywhere: every proposal has Delta = 0 and is accepted
+True
 >>> exchange.acceptance().tolist()
 [1.0, nan]
 """
@@ -60,7 +62,7 @@ class WindowExchange:
     ``parameters``: tensors with a leading run axis of ``K * chains`` (window-major); ``collective()``
     returns :math:`\xi` of every run, ``(K * chains,)``; ``centres (K,)`` and ``kappa`` (a float or ``(K,)``)
     the windows' biases.  :meth:`after_trajectory` is the hook :func:`~emergence.validation.samplers.hmc.adapt_and_sample`
-    calls after every trajectory; :meth:`acceptance` is the accepted fraction per pair, ``(K-1,)``.
+    calls after every trajectory (it returns whether a configuration moved); :meth:`acceptance` is the accepted fraction per pair, ``(K-1,)``.
     """
 
     def __init__(self, parameters: Sequence[torch.Tensor], collective: Callable[[], torch.Tensor], centres, kappa,
@@ -82,20 +84,20 @@ class WindowExchange:
         self.attempted = torch.zeros(max(self.windows - 1, 0), dtype=torch.float64)
         self.accepted = torch.zeros(max(self.windows - 1, 0), dtype=torch.float64)
 
-    def after_trajectory(self) -> None:
-        """Count one trajectory; every ``every``-th, :meth:`swap`."""
+    def after_trajectory(self) -> bool:
+        """Count one trajectory; every ``every``-th, :meth:`swap`.  Whether a configuration moved."""
         self.trajectories += 1
-        if self.trajectories % self.every == 0:
-            self.swap()
+        return self.trajectories % self.every == 0 and self.swap()
 
     @torch.no_grad()
-    def swap(self) -> None:
-        """Propose the even (or odd, alternating) pairs of every ladder; accept each by the Metropolis rule."""
+    def swap(self) -> bool:
+        """Propose the even (or odd, alternating) pairs of every ladder; accept each by the Metropolis rule.
+        Whether any pair swapped (the parameters moved)."""
         first = self.exchanges % 2
         self.exchanges += 1
         low = torch.arange(first, self.windows - 1, 2)
         if low.numel() == 0:
-            return
+            return False
         xi = self.collective().detach().to(torch.float64).cpu().reshape(self.windows, self.chains)
         change = swap_energy_change(xi[low], xi[low + 1], self.centres[low, None], self.centres[low + 1, None],
                                     self.kappa[low, None], self.kappa[low + 1, None])  # (pairs, chains)
@@ -111,6 +113,7 @@ class WindowExchange:
         permutation = permutation.flatten().to(self.parameters[0].device)
         for parameter in self.parameters:
             parameter.copy_(parameter[permutation])
+        return bool(accept.any())
 
     def acceptance(self) -> torch.Tensor:
         """Accepted fraction of the proposed swaps per neighbour pair :math:`(k, k+1)`, ``(K-1,)`` (NaN if none proposed)."""
