@@ -1,6 +1,7 @@
 """HMC (validation/samplers/hmc.py): exact Gaussian moments, and a wrong acceptance rule that fails them."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -80,3 +81,51 @@ def test_non_finite_energies_are_rejected():
     state, info = sampler.step(sampler.init())
     assert info.acceptance_probability.shape == (2,)
     assert torch.all(torch.isfinite(theta)) and torch.all(torch.isfinite(state.potential))
+
+
+def test_each_trajectory_takes_leapfrog_steps_gradients_and_keeps_the_one_it_ends_with():
+    """The state's gradient is the recomputed one, bit for bit, so a trajectory needs no gradient at its start."""
+    start = torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2)) * VARIANCES.sqrt()
+    theta = torch.nn.Parameter(start)
+    calls = []
+
+    def potential():
+        calls.append(1)
+        return 0.5 * (theta**2 / VARIANCES).sum(-1) + 0.05 * torch.cos(theta / VARIANCES.sqrt()).sum(-1)
+
+    # whitened by the mass, step 1.2 (stable below 2): about half the trajectories accepted
+    sampler = HMC([theta], potential, HMCSettings(step_size=1.2, leapfrog_steps=7),
+                  inverse_mass=[VARIANCES.expand(4, 3).clone()], generator=torch.Generator().manual_seed(4))
+    state = sampler.init()
+    accepted = []
+    for _ in range(20):
+        state, info = sampler.step(state)
+        accepted.append(info.accepted)
+        fresh = sampler.init()  # a recomputation at the parameters the step left
+        assert torch.equal(state.potential, fresh.potential) and torch.equal(state.gradients[0], fresh.gradients[0])
+    accepted = torch.stack(accepted)
+    assert accepted.any() and not accepted.all()  # both branches of the kept state were exercised
+    assert len(calls) == 1 + 20 * 7 + 20 and sampler.gradient_evaluations == len(calls)  # init, 7 per step, checks
+
+
+def test_info_reports_the_energy_error_behind_the_acceptance():
+    theta = torch.nn.Parameter(torch.ones(6, 3, dtype=torch.float64))
+    sampler = HMC([theta], lambda: 0.5 * (theta**2 / VARIANCES).sum(-1), HMCSettings(step_size=0.05, leapfrog_steps=5),
+                  generator=torch.Generator().manual_seed(0))
+    _, info = sampler.step(sampler.init())
+    expected = torch.exp(-info.energy_error).clamp(max=1.0)
+    assert torch.allclose(info.acceptance_probability, expected, rtol=4 * torch.finfo(torch.float64).eps, atol=0)
+    assert info.gradients == 5
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"step_size": 0.0}, "positive finite step size"),
+    ({"step_size": math.nan}, "positive finite step size"),
+    ({"leapfrog_steps": 0}, "leapfrog_steps >= 1"),
+    ({"leapfrog_steps": 2.5}, "leapfrog_steps >= 1"),
+    ({"target_acceptance": 1.0}, "target acceptance in (0, 1)"),
+])
+def test_settings_refuse_values_that_cannot_run(settings, message):
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        HMCSettings(**settings)
+    assert "\n" not in str(error.value)
