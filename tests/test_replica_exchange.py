@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
-from emergence.validation.samplers.replica_exchange import ReplicaExchange, geometric_ladder
+from emergence.validation.samplers.replica_exchange import ReplicaExchange, ReplicaExchangeSettings, geometric_ladder
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -33,9 +33,9 @@ def right_mode_indicator(chains=128, rungs=4, hottest=10.0, burn_in=1000, draws=
     """(chains, draws) indicator x > 0 of the cold rung, every chain started in the left well."""
     temperatures = geometric_ladder(rungs, hottest)
     x = torch.nn.Parameter(-torch.ones(chains * rungs, 1, dtype=torch.float64))
-    sampler = ReplicaExchange([x], lambda: double_well(x).sum(dim=1), temperatures, chains,
-                              step_sizes=0.002 * temperatures.repeat(chains), swap_every=5,
-                              generator=torch.Generator().manual_seed(seed))
+    sampler = ReplicaExchange([x], lambda: double_well(x).sum(dim=1),
+                              ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=5),
+                              step_sizes=0.002 * temperatures.repeat(chains), generator=torch.Generator().manual_seed(seed))
     sampler.run(burn_in)
     records = []
     for _ in range(draws):
@@ -74,8 +74,9 @@ def test_gaussian_potential_mean_and_variance_are_exact_on_every_rung():
     x = torch.nn.Parameter(torch.zeros(chains * rungs, 3, dtype=torch.float64))
     kappa = 0.1  # eps h = kappa for the stiffest coordinate on every rung
     step = kappa * variances.min() * temperatures.repeat(chains)
-    sampler = ReplicaExchange([x], lambda: (x**2 / (2 * variances)).sum(dim=1), temperatures, chains,
-                              step_sizes=step, swap_every=3, generator=torch.Generator().manual_seed(3))
+    sampler = ReplicaExchange([x], lambda: (x**2 / (2 * variances)).sum(dim=1),
+                              ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=3),
+                              step_sizes=step, generator=torch.Generator().manual_seed(3))
     sampler.run(300)
     records = []
     for _ in range(300):
@@ -97,8 +98,9 @@ def test_gaussian_potential_mean_and_variance_are_exact_on_every_rung():
 def test_swaps_keep_the_product_law_on_a_ladder_of_copies():
     """Equal temperatures: every swap is accepted (log ratio 0), and states are exchanged, not lost."""
     x = torch.nn.Parameter(torch.arange(6, dtype=torch.float64)[:, None])
-    sampler = ReplicaExchange([x], lambda: (x**2).sum(dim=1), torch.tensor([1.0, 1.0 + 1e-12, 1.0 + 2e-12], dtype=torch.float64),
-                              chains=2, step_sizes=1e-30, swap_every=1)
+    sampler = ReplicaExchange([x], lambda: (x**2).sum(dim=1),
+                              ReplicaExchangeSettings((1.0, 1.0 + 1e-12, 1.0 + 2e-12), chains=2, swap_every=1),
+                              step_sizes=1e-30)
     sampler.swap()
     assert sorted(x.detach()[:, 0].round().tolist()) == [0, 1, 2, 3, 4, 5]
     assert x.detach()[:, 0].round().tolist() == [1, 0, 2, 4, 3, 5]
@@ -108,9 +110,9 @@ def test_swaps_keep_the_product_law_on_a_ladder_of_copies():
 def test_invalid_ladders_are_rejected():
     x = torch.nn.Parameter(torch.zeros(4, 1))
     with pytest.raises(ValueError):
-        ReplicaExchange([x], lambda: x.sum(dim=1), torch.tensor([2.0, 1.0]), chains=2, step_sizes=0.1)
+        ReplicaExchangeSettings((2.0, 1.0), chains=2)
     with pytest.raises(ValueError):
-        ReplicaExchange([x], lambda: x.sum(dim=1), torch.tensor([1.0, 2.0]), chains=3, step_sizes=0.1)
+        ReplicaExchange([x], lambda: x.sum(dim=1), ReplicaExchangeSettings((1.0, 2.0), chains=3), step_sizes=0.1)
     with pytest.raises(ValueError):
         geometric_ladder(3, 0.5)
 
@@ -121,8 +123,9 @@ def test_likelihood_tempering_samples_prior_times_tempered_likelihood():
     temperatures = torch.tensor([0.5, 1.0, 2.0, 4.0], dtype=torch.float64)
     rungs = temperatures.numel()
     x = torch.nn.Parameter(torch.zeros(chains * rungs, 1, dtype=torch.float64))
-    sampler = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(1), 2.0 * ((x - 1) ** 2).sum(1)), temperatures, chains,
-                              step_sizes=0.01, swap_every=3, generator=torch.Generator().manual_seed(5))
+    sampler = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(1), 2.0 * ((x - 1) ** 2).sum(1)),
+                              ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=3),
+                              step_sizes=0.01, generator=torch.Generator().manual_seed(5))
     sampler.run(400)
     records = []
     for _ in range(200):
@@ -139,6 +142,5 @@ def test_likelihood_tempering_samples_prior_times_tempered_likelihood():
 
 
 def test_a_ladder_without_the_target_temperature_is_rejected():
-    x = torch.nn.Parameter(torch.zeros(4, 1))
     with pytest.raises(ValueError):
-        ReplicaExchange([x], lambda: x.sum(dim=1), torch.tensor([1.5, 2.0]), chains=2, step_sizes=0.1)
+        ReplicaExchangeSettings((1.5, 2.0), chains=2)

@@ -27,7 +27,7 @@ from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import (
     RECORDED, ChainSamples, _check_finite, largest_curvature, measure_draw, objective_terms,
 )
-from emergence.validation.samplers.replica_exchange import ReplicaExchange
+from emergence.validation.samplers.replica_exchange import ReplicaExchange, ReplicaExchangeSettings
 
 TEMPERINGS: tuple[str, ...] = ("full", "likelihood")
 
@@ -77,8 +77,8 @@ def sample_replica_exchange(
         return prior, action - prior
 
     generator = torch.Generator(device=model.readout.device).manual_seed(int(seed))
-    sampler = ReplicaExchange(parameters, split_potential, temperatures, chains, step_sizes,
-                              swap_every=swap_every, generator=generator)
+    settings = ReplicaExchangeSettings(torch.as_tensor(temperatures).tolist(), chains, swap_every)
+    sampler = ReplicaExchange(parameters, split_potential, settings, step_sizes, generator=generator)
     cold = sampler.cold_runs().to(model.readout.device)
     records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDED}
     for step in range(burn_in + draws * thin):

@@ -12,21 +12,27 @@ swap equations.
 
 >>> import torch
 >>> x = torch.nn.Parameter(torch.zeros(2 * 3, 1, dtype=torch.float64))
->>> sampler = ReplicaExchange([x], lambda: 0.5 * (x**2).sum(dim=1), geometric_ladder(3, 4.0),
-...                           chains=2, step_sizes=0.1, generator=torch.Generator().manual_seed(0))
+>>> settings = ReplicaExchangeSettings(geometric_ladder(3, 4.0).tolist(), chains=2)
+>>> sampler = ReplicaExchange([x], lambda: 0.5 * (x**2).sum(dim=1), settings, step_sizes=0.1,
+...                           generator=torch.Generator().manual_seed(0))
 >>> sampler.run(200)
 >>> tuple(sampler.swap_acceptance().shape)
 (2,)
 >>> sampler.cold_runs().tolist()
 [0, 3]
 >>> split = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(dim=1), (x**2).sum(dim=1)),
-...                         torch.tensor([0.5, 1.0, 2.0], dtype=torch.float64), chains=2, step_sizes=0.1)
+...                         ReplicaExchangeSettings((0.5, 1.0, 2.0), chains=2), step_sizes=0.1)
 >>> split.cold_runs().tolist()
 [1, 4]
+>>> ReplicaExchangeSettings((2.0, 1.0), chains=2)
+Traceback (most recent call last):
+...
+ValueError: temperatures must increase along the ladder, got (2.0, 1.0)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import torch
@@ -45,6 +51,28 @@ def geometric_ladder(rungs: int, hottest: float) -> torch.Tensor:
     if rungs == 1:
         return torch.ones(1, dtype=torch.float64)
     return torch.tensor(float(hottest), dtype=torch.float64) ** (torch.arange(rungs, dtype=torch.float64) / (rungs - 1))
+
+
+@dataclass(frozen=True)
+class ReplicaExchangeSettings:
+    r"""The ladder :math:`T_0 < \dots < T_{K-1}` (``temperatures``, containing the target 1 once), the number of
+    independent ladders (``chains``) and the moves between swap rounds (``swap_every``)."""
+
+    temperatures: tuple[float, ...]
+    chains: int
+    swap_every: int = 10
+
+    def __post_init__(self):
+        object.__setattr__(self, "temperatures", tuple(float(t) for t in self.temperatures))
+        ladder = self.temperatures
+        if any(high <= low for low, high in zip(ladder, ladder[1:])):
+            raise ValueError(f"temperatures must increase along the ladder, got {ladder}")
+        if ladder.count(1.0) != 1:
+            raise ValueError(f"the ladder must contain the target temperature 1 exactly once, got {ladder}")
+        if self.chains < 1:
+            raise ValueError(f"replica exchange needs chains >= 1, got {self.chains}")
+        if self.swap_every < 1:
+            raise ValueError(f"swap_every must be >= 1, got {self.swap_every}")
 
 
 class ReplicaExchange:
@@ -76,37 +104,30 @@ class ReplicaExchange:
     the other rungs carry it across barriers.
 
     ``potential()`` returns :math:`U_r` for every run, shape ``(R,)`` (full tempering), or the
-    pair :math:`(U_{0,r}, U_{1,r})`, from the current ``parameters`` (each of shape ``(R, ...)``).  :meth:`swap_acceptance` reports the accepted
-    fraction per rung pair, ``(K-1,)``.
+    pair :math:`(U_{0,r}, U_{1,r})`, from the current ``parameters`` (each of shape ``(R, ...)``).  The ladder,
+    ladders and swap period are a :class:`ReplicaExchangeSettings`; ``step_sizes`` (a float or ``(R,)``) are the
+    SGLD moves'.  :meth:`swap_acceptance` reports the accepted fraction per rung pair, ``(K-1,)``.
     """
 
     def __init__(
         self,
         parameters: Sequence[torch.Tensor],
         potential: Callable[[], torch.Tensor],
-        temperatures: torch.Tensor,
-        chains: int,
+        settings: ReplicaExchangeSettings,
         step_sizes: float | torch.Tensor,
-        swap_every: int = 10,
         generator: torch.Generator | None = None,
     ):
         self.parameters = list(parameters)
         self.potential = potential
-        self.temperatures = torch.as_tensor(temperatures, dtype=torch.float64)
-        self.rungs = int(self.temperatures.numel())
-        self.chains = int(chains)
+        self.settings = settings
+        self.temperatures = torch.tensor(settings.temperatures, dtype=torch.float64)
+        self.rungs = len(settings.temperatures)
+        self.chains = settings.chains
         runs = self.chains * self.rungs
         if any(p.shape[0] != runs for p in self.parameters):
             raise ValueError(f"every parameter needs a leading axis of chains * rungs = {runs}")
-        if self.rungs > 1 and not bool((self.temperatures[1:] > self.temperatures[:-1]).all()):
-            raise ValueError("temperatures must increase along the ladder")
-        target = torch.nonzero(self.temperatures == 1.0).flatten()
-        if target.numel() != 1:
-            raise ValueError("the ladder must contain the target temperature 1 exactly once")
-        self.target_rung = int(target[0])
-        if swap_every < 1:
-            raise ValueError(f"swap_every must be >= 1, got {swap_every}")
-        self.swap_every = int(swap_every)
+        self.target_rung = settings.temperatures.index(1.0)
+        self.swap_every = settings.swap_every
         self.generator = generator
         device = self.parameters[0].device
         self.run_temperature = self.temperatures.to(device).repeat(self.chains)
