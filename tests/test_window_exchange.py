@@ -11,8 +11,8 @@ from emergence.validation.samplers import window_exchange
 from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
 from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
-from emergence.validation.samplers.window_exchange import WindowExchange
-from emergence.validation.samplers.window_placement import place_windows, refine_windows
+from emergence.validation.samplers.window_exchange import WindowExchange, WindowExchangeSettings
+from emergence.validation.samplers.window_placement import PlacementSettings, place_windows, refine_windows
 
 pytest.importorskip("pymbar", reason="umbrella sampling needs the bayes extra")
 pytest.importorskip("arviz", reason="R-hat needs the bayes extra")
@@ -57,7 +57,7 @@ def sample_hidden_double_well(exchange_every: int | None, seed: int = 3, hidden:
 
     exchange = None
     if exchange_every:
-        exchange = WindowExchange([theta], lambda: theta[:, 0], CENTRES, KAPPA, CHAINS, every=exchange_every,
+        exchange = WindowExchange([theta], lambda: theta[:, 0], WindowExchangeSettings(CENTRES, KAPPA, CHAINS, exchange_every),
                                   generator=torch.Generator().manual_seed(seed + 1))
     sampler = HMC([theta], biased, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(seed))
     result = adapt_and_sample(sampler, warmup=200, draws=draws,
@@ -120,7 +120,7 @@ def exact_swap_acceptance() -> float:
 def swap_statistics(chains: int = 20_000, rounds: int = 6, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Swap acceptance per pair, and each window's draws after ``rounds`` exchanges (no other moves) of exact draws."""
     x = exact_window_draws(chains, seed)
-    exchange = WindowExchange([x], lambda: x[:, 0], GAUSSIAN_CENTRES, GAUSSIAN_KAPPA, chains,
+    exchange = WindowExchange([x], lambda: x[:, 0], WindowExchangeSettings(GAUSSIAN_CENTRES, GAUSSIAN_KAPPA, chains),
                               generator=torch.Generator().manual_seed(seed + 1))
     for _ in range(rounds):
         exchange.swap()
@@ -162,9 +162,14 @@ def test_a_flipped_sign_of_the_bias_difference_fails_the_exact_law(monkeypatch):
 
 def test_exchange_refuses_a_wrong_layout():
     with pytest.raises(ValueError):
-        WindowExchange([torch.zeros(5, 1)], lambda: torch.zeros(5), [0.0, 1.0], 1.0, chains=2)
+        WindowExchange([torch.zeros(5, 1)], lambda: torch.zeros(5), WindowExchangeSettings((0.0, 1.0), 1.0, chains=2))
+    for bad in ({"every": 0}, {"chains": 0}, {"kappa": -1.0}, {"centres": (0.0, math.nan)}):
+        with pytest.raises(ValueError):
+            WindowExchangeSettings(**{"centres": (0.0, 1.0), "kappa": 1.0, "chains": 2, **bad})
     with pytest.raises(ValueError):
-        WindowExchange([torch.zeros(4, 1)], lambda: torch.zeros(4), [0.0, 1.0], 1.0, chains=2, every=0)
+        PlacementSettings(minimum=1.0)
+    with pytest.raises(ValueError):
+        PlacementSettings(maximum_windows=1)
 
 
 def gaussian_pass(chains: int = 8, draws: int = 400):
@@ -192,7 +197,7 @@ def test_placement_adds_windows_where_the_overlap_is_low_until_every_overlap_rea
     centres = [-2.0, -1.0, 0.0, 0.5, 1.0, 2.0]  # spacing 1 at kappa 10 (width 0.3): the outer pairs do not overlap
     first, first_overlaps = run_pass(centres, [10.0] * len(centres))
     assert first_overlaps[0] < 0.1 and first_overlaps[-1] < 0.1 and first_overlaps[2] > 0.1
-    profile, record = place_windows(run_pass, centres, 10.0, minimum=0.1, maximum_windows=20)
+    profile, record = place_windows(run_pass, centres, 10.0, PlacementSettings(minimum=0.1, maximum_windows=20))
     assert record["met"] and record["message"] is None and record["passes"] >= 2
     assert set(centres) < set(record["centres"])
     added = sorted(set(record["centres"]) - set(centres))
@@ -202,5 +207,5 @@ def test_placement_adds_windows_where_the_overlap_is_low_until_every_overlap_rea
 
 
 def test_placement_stops_at_the_cap_and_says_where_the_overlap_is_short():
-    _, record = place_windows(gaussian_pass(), [-2.0, 0.0, 2.0], 10.0, minimum=0.1, maximum_windows=4)
+    _, record = place_windows(gaussian_pass(), [-2.0, 0.0, 2.0], 10.0, PlacementSettings(minimum=0.1, maximum_windows=4))
     assert not record["met"] and "window cap 4" in record["message"] and "-2-0" in record["message"]

@@ -57,8 +57,8 @@ from emergence.validation.copy_task.training import measure_draw
 from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
 from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
-from emergence.validation.samplers.window_exchange import WindowExchange
-from emergence.validation.samplers.window_placement import place_windows
+from emergence.validation.samplers.window_exchange import WindowExchange, WindowExchangeSettings
+from emergence.validation.samplers.window_placement import PlacementSettings, place_windows
 
 EVALUATION_SEQUENCES = 128
 """Fresh sequences per run on which linear attention's order parameters are measured."""
@@ -183,8 +183,8 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
             return {"aG": model.previous_token_attention(batch).detach(), **bulk}
 
         if int(config["exchange_every"]) > 0 and len(centres) > 1 and kappa > 0:
-            exchange = WindowExchange([model.logit_weights], lambda: model.previous_token_attention(batch), centres,
-                                      kappa, chains, every=int(config["exchange_every"]),
+            windows = WindowExchangeSettings(tuple(centres), kappa, chains, every=int(config["exchange_every"]))
+            exchange = WindowExchange([model.logit_weights], lambda: model.previous_token_attention(batch), windows,
                                       generator=torch.Generator().manual_seed(int(config["seed"]) + 29))
     else:
         model.initialise(["uniform" if r < runs // 2 else "copy" for r in range(runs)],
@@ -235,9 +235,8 @@ def _placed_pass(config: dict[str, Any], device: str):
         profile = _umbrella_profile(config, aG, centres, kappa, ladders)
         return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
 
-    (sampled, profile), placement = place_windows(run_pass, config["centres"], kappa,
-                                                  minimum=float(config["min_overlap"]),
-                                                  maximum_windows=int(config["max_windows"]))
+    placement_settings = PlacementSettings(float(config["min_overlap"]), int(config["max_windows"]))
+    (sampled, profile), placement = place_windows(run_pass, config["centres"], kappa, placement_settings)
     return {**sampled, "gradients": sum(gradients)}, profile, placement
 
 

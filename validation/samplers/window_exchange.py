@@ -28,17 +28,23 @@ ladders.  Each run slot keeps its own bias, step size and mass matrix (only conf
 
 >>> import torch
 >>> x = torch.zeros(3 * 2, 1, dtype=torch.float64)
->>> exchange = WindowExchange([x], lambda: x[:, 0], centres=[-1.0, 0.0, 1.0], kappa=4.0, chains=2,
-...                           generator=torch.Generator().manual_seed(0))
+>>> settings = WindowExchangeSettings(centres=(-1.0, 0.0, 1.0), kappa=4.0, chains=2)
+>>> exchange = WindowExchange([x], lambda: x[:, 0], settings, generator=torch.Generator().manual_seed(0))
 >>> exchange.swap()  # equal xi everywhere: every proposal has Delta = 0 and is accepted
 True
 >>> exchange.acceptance().tolist()
 [1.0, nan]
+>>> WindowExchangeSettings(centres=(0.0, 1.0), kappa=4.0, chains=2, every=0)
+Traceback (most recent call last):
+...
+ValueError: need every >= 1 trajectory between exchanges, got 0
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -56,26 +62,46 @@ def swap_energy_change(xi_low: torch.Tensor, xi_high: torch.Tensor, centre_low, 
             - bias(xi_low, centre_low, kappa_low) - bias(xi_high, centre_high, kappa_high))
 
 
+@dataclass(frozen=True)
+class WindowExchangeSettings:
+    r"""The windows' biases, centres :math:`\xi_k` ``(K,)`` and stiffness :math:`\kappa` (a float or ``(K,)``,
+    non-negative, finite), the chains (ladders) per window, and the trajectories between exchanges (``every``)."""
+
+    centres: tuple[float, ...]
+    kappa: float | tuple[float, ...]
+    chains: int
+    every: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "centres", tuple(float(c) for c in self.centres))
+        stiffness = np.broadcast_to(np.asarray(self.kappa, dtype=float), (len(self.centres),))
+        object.__setattr__(self, "kappa", float(self.kappa) if np.ndim(self.kappa) == 0 else tuple(stiffness.tolist()))
+        if not all(math.isfinite(c) for c in self.centres) or not all(math.isfinite(k) and k >= 0 for k in stiffness):
+            raise ValueError(f"window exchange needs finite centres and stiffness >= 0, got {self.centres}, {self.kappa}")
+        if self.chains < 1:
+            raise ValueError(f"window exchange needs chains >= 1, got {self.chains}")
+        if self.every < 1:
+            raise ValueError(f"need every >= 1 trajectory between exchanges, got {self.every}")
+
+
 class WindowExchange:
     r"""Even/odd neighbour swaps of configurations between umbrella windows (module docstring).
 
     ``parameters``: tensors with a leading run axis of ``K * chains`` (window-major); ``collective()``
-    returns :math:`\xi` of every run, ``(K * chains,)``; ``centres (K,)`` and ``kappa`` (a float or ``(K,)``)
-    the windows' biases.  :meth:`after_trajectory` is the hook :func:`~emergence.validation.samplers.hmc.adapt_and_sample`
+    returns :math:`\xi` of every run, ``(K * chains,)``; ``settings`` the windows' biases, chains and period.  :meth:`after_trajectory` is the hook :func:`~emergence.validation.samplers.hmc.adapt_and_sample`
     calls after every trajectory (it returns whether a configuration moved); :meth:`acceptance` is the accepted fraction per pair, ``(K-1,)``.
     """
 
-    def __init__(self, parameters: Sequence[torch.Tensor], collective: Callable[[], torch.Tensor], centres, kappa,
-                 chains: int, every: int = 1, generator: torch.Generator | None = None):
-        if every < 1:
-            raise ValueError(f"need every >= 1 trajectory between exchanges, got {every}")
+    def __init__(self, parameters: Sequence[torch.Tensor], collective: Callable[[], torch.Tensor],
+                 settings: WindowExchangeSettings, generator: torch.Generator | None = None):
         self.parameters = list(parameters)
         self.collective = collective
-        self.centres = torch.as_tensor(np.asarray(centres, dtype=float), dtype=torch.float64)
+        self.settings = settings
+        self.centres = torch.as_tensor(np.asarray(settings.centres, dtype=float), dtype=torch.float64)
         self.windows = int(self.centres.numel())
-        self.kappa = torch.as_tensor(np.broadcast_to(np.asarray(kappa, dtype=float), (self.windows,)).copy(),
+        self.kappa = torch.as_tensor(np.broadcast_to(np.asarray(settings.kappa, dtype=float), (self.windows,)).copy(),
                                      dtype=torch.float64)
-        self.chains, self.every = int(chains), int(every)
+        self.chains, self.every = settings.chains, settings.every
         if any(p.shape[0] != self.windows * self.chains for p in self.parameters):
             raise ValueError(f"every parameter needs a leading axis of windows * chains = {self.windows * self.chains}")
         self.generator = generator

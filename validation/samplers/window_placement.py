@@ -11,14 +11,33 @@ still short.
 
 >>> refine_windows([0.1, 0.2, 0.4], 200.0, [0.3, 0.05], minimum=0.1)
 ([0.1, 0.2, 0.30000000000000004, 0.4], [200.0, 200.0, 200.0, 200.0])
+>>> PlacementSettings(minimum=1.5)
+Traceback (most recent call last):
+...
+ValueError: window placement needs 0 <= minimum overlap < 1, got 1.5
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class PlacementSettings:
+    """The neighbour overlap every pair must reach (``minimum``; 0: one pass) and the cap on the number of windows."""
+
+    minimum: float = 0.1
+    maximum_windows: int = 16
+
+    def __post_init__(self):
+        if not 0 <= self.minimum < 1:
+            raise ValueError(f"window placement needs 0 <= minimum overlap < 1, got {self.minimum}")
+        if self.maximum_windows < 2:
+            raise ValueError(f"window placement needs maximum_windows >= 2, got {self.maximum_windows}")
 
 
 def refine_windows(centres, kappa, neighbour_overlaps, minimum: float = 0.1) -> tuple[list[float], list[float]]:
@@ -38,14 +57,15 @@ def refine_windows(centres, kappa, neighbour_overlaps, minimum: float = 0.1) -> 
 
 
 def place_windows(run_pass: Callable[[list[float], list[float]], tuple[Any, np.ndarray]], centres, kappa,
-                  minimum: float = 0.1, maximum_windows: int = 16) -> tuple[Any, dict[str, Any]]:
+                  settings: PlacementSettings = PlacementSettings()) -> tuple[Any, dict[str, Any]]:
     r"""Run ``run_pass(centres, kappa) -> (result, neighbour_overlaps (K-1,))`` and refine until every
-    neighbour overlap is at least ``minimum`` (``minimum = 0``: one pass).
+    neighbour overlap is at least ``settings.minimum`` (0: one pass).
 
     Returns the last pass's result and the placement record: ``passes``, the final ``centres`` and
-    ``kappa``, ``met`` (every overlap reached ``minimum``) and ``message`` (why not: the cap of
-    ``maximum_windows`` windows and the pairs still short, or ``None``).
+    ``kappa``, ``met`` (every overlap reached the minimum) and ``message`` (why not: the cap of
+    ``settings.maximum_windows`` windows and the pairs still short, or ``None``).
     """
+    minimum, maximum_windows = settings.minimum, settings.maximum_windows
     centres = [float(c) for c in centres]
     stiffness = [float(k) for k in np.broadcast_to(np.asarray(kappa, dtype=float), (len(centres),))]
     passes = 0
