@@ -16,7 +16,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _quadratic_loss(w, target):
-    return ((w - target) ** 4).sum() + (w * target).sin().sum()
+    """A quadratic with a bounded sine ripple: with lr <= 0.1 its gradient steps contract, so no draw overflows to
+    inf/NaN (a quartic here diverged at lr = 0.1 for some seeds, and NaN != NaN failed the exact comparison)."""
+    return ((w - target) ** 2).sum() + (w * target).sin().sum()
 
 
 @settings(max_examples=15)
