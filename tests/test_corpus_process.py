@@ -214,3 +214,38 @@ def test_the_corpus_process_text_round_trips():
     assert TokenProcess.parse(process.label()) == process
     with pytest.raises(EmergenceError):
         TokenProcess.parse("corpus:")
+
+
+def test_the_rho_sweep_figure_is_registered_and_draws_a_stored_record(tmp_path):
+    from emergence.demo.figures import FIGURE_KINDS, draw_stored
+
+    record = {"attention": "softmax", "L": 16, "V": 4, "adam": [{"tokens": "iid", "rho": 0.0, "bracket": [249, 292]}],
+              "theory": [{"rho": 0.0, "P_star": 292.3, "spinodals": [279.8, 319.0]}, {"rho": 0.6, "onset": 306.9}],
+              "corpus": {"tokens": "corpus:/x/text.txt", "rho_eff": 0.1, "onset": 680.5, "token_statistics": {"file": "/x/text.txt"}}}
+    assert FIGURE_KINDS["rho_sweep"] == "RhoSweep"
+    assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_path, capsys):
+    from emergence.cli import main
+    from emergence.demo.figures import FIGURE_KINDS, draw_stored
+    from emergence.numerics.copy_head.rho_sweep import effective_persistence
+
+    text = markov_text(tmp_path / "markov.txt", 0.6, 3, 20_000)
+    adam = tmp_path / "adam.json"
+    adam.write_text(json.dumps({"L": 6, "V": 3, "settings": {"tokens": f"corpus:{text}"},
+                                "measured": {"P_star": {"bracket": [50, 80]}}, "predicted": None}))
+    out = tmp_path / "sweep.json"
+    assert main(["rho-sweep", "--L", "6", "--V", "3", "--rho", "0.6", "--points", "8", "--P-min", "10", "--P-max", "1000",
+                 "--tokens", f"corpus:{text}", "--adam", str(adam), "--json", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert [entry["rho"] for entry in record["theory"]] == [0.6]
+    joints = TokenProcess.parse(f"corpus:{text}").joints(6, 3)
+    assert record["corpus"]["rho_eff"] == effective_persistence(joints)
+    assert abs(record["corpus"]["rho_eff"] - 0.6) < 0.03  # the chain's own rho, to its estimation error
+    assert record["adam"][0]["bracket"] == [50, 80] and record["adam"][0]["rho"] == record["corpus"]["rho_eff"]
+    assert FIGURE_KINDS["rho_sweep"] == "RhoSweep"
+    assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
+    capsys.readouterr()
+    assert _refusal(capsys, ["rho-sweep", "--L", "6", "--V", "4", "--adam", str(adam)]).endswith("at L = 6, V = 4")

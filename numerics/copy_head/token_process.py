@@ -22,8 +22,8 @@ Reduced actions (:func:`token_process_action`): persistence through the generate
 V x V one (:class:`ZipfAction`).  Every action is a :class:`~.reduced_action.ReducedAction`, so
 :func:`~.phase_diagram.phase_diagram` locates its transitions as for the i.i.d. task.
 
->>> TokenProcess.parse("markov:rho=0.3")
-TokenProcess(kind='markov', parameter=0.3)
+>>> TokenProcess.parse("markov:rho=0.3").label()
+'markov:rho=0.3'
 >>> np.allclose(TokenProcess.parse("iid").joints(4, 3).sum(axis=(1, 2)), 1.0)
 True
 """
@@ -315,7 +315,7 @@ def token_process_action(attention: str, L, V, process: TokenProcess, convention
         # A = G / L**k is L**(1 - k) times the A = G/L attention: the search box scales with it.
         amplitude = float(L) ** (1 - convention.attention_normalisation_exponent)
         s1, sG, lam, beta = scales
-        action = PersistenceLinearAction(L, V, rho, s1, sG, lam, beta, amplitude)
+        action: PersistenceLinearAction | PersistenceSoftmaxAction = PersistenceLinearAction(L, V, rho, s1, sG, lam, beta, amplitude)
     else:
         sG, lam, beta = scales
         action = PersistenceSoftmaxAction(L, V, rho, sG, lam, beta)
