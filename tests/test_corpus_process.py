@@ -249,3 +249,15 @@ def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_pat
     assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
     capsys.readouterr()
     assert _refusal(capsys, ["rho-sweep", "--L", "6", "--V", "4", "--adam", str(adam)]).endswith("at L = 6, V = 4")
+
+
+def test_a_sweep_point_on_a_corpus_is_keyed_on_the_files_content(tmp_path):
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.experiment import point_config
+
+    text = markov_text(tmp_path / "markov.txt", 0.4, 3, 2_000)
+    convention = CopyTaskConvention.parse("", attention="softmax")
+    before = point_config("softmax", "adam", 8, 3, 100, 2, convention, tokens=f"corpus:{text}")
+    markov_text(text, 0.4, 3, 2_000, seed=1)
+    after = point_config("softmax", "adam", 8, 3, 100, 2, convention, tokens=f"corpus:{text}")
+    assert before["tokens"] == after["tokens"] and before["tokens_sha256"] != after["tokens_sha256"]

@@ -91,16 +91,26 @@ def window_starts(documents: list[np.ndarray], L: int) -> tuple[np.ndarray, np.n
     return offsets, lengths
 
 
-def corpus_provenance(path: str, tokenizer: str, V: int, L: int) -> dict:
-    """Where a corpus process's numbers come from: file, SHA-256, tokenizer, V and classes, token count, window count
-    and the lag range used (0 … L − 1), with the coverage (fraction of tokens not ``<unk>``)."""
-    statistics = corpus_statistics(path, tokenizer, V, L - 1)
+def file_sha256(path: str) -> str:
+    """The SHA-256 of the file's bytes (hex; cached on the path, its size and modification time)."""
+    return _sha256(str(path), _stamp(str(path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(path, stamp):
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
+    return digest.hexdigest()
+
+
+def corpus_provenance(path: str, tokenizer: str, V: int, L: int) -> dict:
+    """Where a corpus process's numbers come from: file, SHA-256, tokenizer, V and classes, token count, window count
+    and the lag range used (0 … L − 1), with the coverage (fraction of tokens not ``<unk>``)."""
+    statistics = corpus_statistics(path, tokenizer, V, L - 1)
     _, lengths = window_starts(corpus_documents(path, tokenizer, V, L), L)
-    return {"file": str(path), "sha256": digest.hexdigest(), "tokenizer": tokenizer, "V": int(V),
+    return {"file": str(path), "sha256": file_sha256(path), "tokenizer": tokenizer, "V": int(V),
             "classes": list(statistics.classes), "tokens": int(statistics.pairs[0]), "windows": int(lengths.sum()),
             "lag_range": [0, int(L) - 1], "coverage": statistics.coverage(),
             "unigram": statistics.unigram.tolist()}
