@@ -88,8 +88,10 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
 
     ``P``: the grid (default 400 log-spaced values in [1, 1e8]); ``convention``: a
     :class:`~emergence.theory.copy_head.conventions.Convention`, its text form or ``None`` (model T);
-    ``tokens``: the token process, ``iid`` (default), ``markov:rho=R`` or ``zipf:alpha=A``
-    (:mod:`emergence.numerics.copy_head.token_process`; the record's ``details["tokens"]`` names it).
+    ``tokens``: the token process, ``iid`` (default), ``markov:rho=R``, ``zipf:alpha=A`` or ``corpus:PATH``
+    (a text file's measured lag joints, ``corpus:PATH#tokenizer=NAME`` for another tokenizer;
+    :mod:`emergence.numerics.copy_head.token_process`; the record's ``details["tokens"]`` names it and
+    ``details["token_statistics"]`` gives the lag range and, for a corpus, the file's provenance).
     """
     import numpy as np
 
@@ -110,7 +112,8 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
     if process.kind == "iid":
         return PhaseDiagram.from_dict(minimise(reduced_action(attention, L, V, convention), grid).as_record(convention))
     diagram = minimise(token_process_action(attention, L, V, process, convention), grid)
-    return PhaseDiagram.from_dict(diagram.as_record(convention) | {"tokens": process.label()})
+    return PhaseDiagram.from_dict(diagram.as_record(convention) | {"tokens": process.label(),
+                                                                  "token_statistics": process.statistics_record(L, V)})
 
 
 def _token_process(tokens):

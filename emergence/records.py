@@ -424,6 +424,22 @@ class CopyHeadValidation(Record):
 
 
 @dataclass(eq=False)
+class RhoSweep(Record):
+    r"""The copy transition against the persistence :math:`\rho` at one size: the theory per :math:`\rho`
+    (``theory``: type, :math:`P^*` and spinodals, or the onset), a measured process placed at its effective
+    persistence (``corpus``, or ``None``) and measured Adam brackets (``adam``), from
+    :mod:`emergence.numerics.copy_head.rho_sweep`."""
+
+    figure: ClassVar[str] = "rho_sweep_figure"
+    attention: str
+    L: int
+    V: int
+    theory: list
+    corpus: dict | None
+    adam: list
+
+
+@dataclass(eq=False)
 class LeadingTermValidation(Record):
     r"""A trained attention-only transformer compared, per epoch and layer, with its leading
     terms: Frobenius ``cosine`` and ``relative_error`` per component (``W_O``, ``V``, ``W``,

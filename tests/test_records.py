@@ -18,6 +18,7 @@ from emergence.records import (
     PosteriorStudy,
     PosteriorValidation,
     Record,
+    RhoSweep,
     ScalingVerdict,
 )
 
@@ -59,6 +60,12 @@ RECORDS = {
         rows=[{"L": 8, "sampled": {"value": 215.0, "error": 9.0}, "saddle": 120.0, "theory": 245.0},
               {"L": 16, "sampled": None, "saddle": 292.0, "theory": None, "reason": "no converged pair"}],
         summary={"sizes_measured": 1, "sizes": 2}, V=4, results_folder="/tmp/study", provenance={"seed": 0}),
+    "RhoSweep": lambda: RhoSweep(
+        attention="softmax", L=16, V=4, theory=[{"rho": 0.0, "type": "first order", "P_star": 292.3, "spinodals": [280.0, 319.0]},
+                                               {"rho": 0.6, "type": "continuous", "onset": 306.9}],
+        corpus={"tokens": "corpus:/tmp/text.txt", "rho_eff": 0.1, "type": "continuous", "onset": 680.5,
+                "token_statistics": {"file": "/tmp/text.txt", "sha256": "0" * 64}},
+        adam=[{"tokens": "markov:rho=0", "rho": 0.0, "bracket": [249, 292]}], provenance={"seed": None}),
     "PosteriorValidation": lambda: PosteriorValidation(
         predicted={"c1": [0.1, 0.2]}, saddle=None, measured={"P": [8, 32], "c1_mean": [0.1, float("nan")]},
         agreement={"passes": False, "reason": "not converged"}, method="hmc", results_folder="/tmp/runs",

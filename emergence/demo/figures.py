@@ -11,7 +11,7 @@ data) and :func:`regenerate_figures` draws every record of a finished ``results.
 so the stored numbers are complete by construction.
 
 >>> sorted(FIGURE_KINDS)
-['copy_task', 'leading_cosines', 'phase_diagram', 'scaling_ratios']
+['copy_task', 'leading_cosines', 'phase_diagram', 'rho_sweep', 'scaling_ratios']
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ FIGURE_KINDS: dict[str, str] = {
     "copy_task": "CopyHeadValidation",
     "leading_cosines": "LeadingTermValidation",
     "scaling_ratios": "ScalingVerdict",
+    "rho_sweep": "RhoSweep",
 }
 """A stored figure's kind -> its record class in :mod:`emergence.records` (whose ``figure`` draws it)."""
 

@@ -549,3 +549,53 @@ def leading_weights_figure(record, ax=None):
         axis.set_ylabel("token index")
         figure.colorbar(image, ax=axis, label="weight (dimensionless)")
     return figure
+
+
+def _transition_points(entries: list, key: str) -> tuple[list[float], list[float]]:
+    """``(rho, value)`` of the entries that have ``key``."""
+    kept = [entry for entry in entries if entry.get(key) is not None]
+    return [entry["rho"] for entry in kept], [entry[key] for entry in kept]
+
+
+def _rho_theory(axis, theory: list) -> None:
+    """The theory's P* line and metastable window against rho, and its onset where the jump has ended."""
+    rho, P_star = _transition_points(theory, "P_star")
+    axis.plot(rho, P_star, "-", color="black", label="theory $P^*$ (first order)")
+    windows = [entry for entry in theory if entry.get("spinodals")]
+    if windows:
+        axis.fill_between([e["rho"] for e in windows], [e["spinodals"][0] for e in windows],
+                          [e["spinodals"][1] for e in windows], color="0.85", label=METASTABLE)
+    rho, onset = _transition_points(theory, "onset")
+    if onset:
+        axis.plot(rho, onset, "--", color="black", label="theory onset (continuous)")
+
+
+def _rho_adam(axis, adam: list) -> None:
+    """Each measured Adam bracket as a bar at its rho (red: a corpus, blue: a persistence process)."""
+    labelled = set()
+    for point in (entry for entry in adam if entry.get("bracket")):
+        name = "corpus" if point["tokens"].startswith("corpus:") else "persistence"
+        axis.plot([point["rho"]] * 2, point["bracket"], "-", color="tab:red" if name == "corpus" else "tab:blue", lw=3,
+                  label=None if name in labelled else f"Adam bracket ({name})")
+        labelled.add(name)
+
+
+def rho_sweep_figure(record, ax=None):
+    r"""The copy transition against the persistence :math:`\rho`: the theory's :math:`P^*` (line) and metastable
+    window, its onset where the jump has ended (dashed), measured Adam brackets (bars), and a measured process
+    at its effective persistence (star: theory; bar: Adam)."""
+    figure, axes = new_figure(1, ax, size=(6.2, 4.2))
+    axis = axes[0]
+    _rho_theory(axis, record.theory)
+    _rho_adam(axis, record.adam)
+    if record.corpus is not None:
+        value = record.corpus.get("P_star") or record.corpus.get("onset")
+        name = record.corpus["token_statistics"].get("file", record.corpus["tokens"]).rsplit("/", 1)[-1]
+        axis.plot([record.corpus["rho_eff"]], [value], "*", color="tab:red", ms=14,
+                  label=f"theory, {name} ({'$P^*$' if record.corpus.get('P_star') else 'onset'})")
+    axis.set_yscale("log")
+    axis.set_xlabel(r"persistence $\rho$ (corpus: effective $\rho_{\rm eff}$; dimensionless)")
+    axis.set_ylabel("$P^*$ (training sequences, log scale)")
+    axis.set_title(f"copy head, {record.attention} attention, $L = {record.L}$, $V = {record.V}$", fontsize=9, loc="left")
+    _legend(axis)
+    return figure

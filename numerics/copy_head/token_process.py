@@ -22,8 +22,8 @@ Reduced actions (:func:`token_process_action`): persistence through the generate
 V x V one (:class:`ZipfAction`).  Every action is a :class:`~.reduced_action.ReducedAction`, so
 :func:`~.phase_diagram.phase_diagram` locates its transitions as for the i.i.d. task.
 
->>> TokenProcess.parse("markov:rho=0.3")
-TokenProcess(kind='markov', parameter=0.3)
+>>> TokenProcess.parse("markov:rho=0.3").label()
+'markov:rho=0.3'
 >>> np.allclose(TokenProcess.parse("iid").joints(4, 3).sum(axis=(1, 2)), 1.0)
 True
 """
@@ -40,23 +40,34 @@ from emergence.numerics.copy_head.reduced_action import (
     default_convention, generated_kernels, model_scales, reduced_action, softmax_order_parameters,
 )
 
-KINDS = ("iid", "markov", "zipf")
+KINDS = ("iid", "markov", "zipf", "corpus")
+TOKEN_PROCESS_HELP = ("iid, markov:rho=R, zipf:alpha=A or corpus:PATH (a text file read as V classes: "
+                      "its V-1 most frequent tokens and <unk>)")
 
 
 @dataclass(frozen=True)
 class TokenProcess:
-    """A stationary token process: ``iid``, ``markov`` (``parameter`` = rho in [0, 1)) or ``zipf`` (``parameter`` = alpha >= 0)."""
+    """A stationary token process: ``iid``, ``markov`` (``parameter`` = rho in [0, 1)), ``zipf`` (``parameter`` =
+    alpha >= 0) or ``corpus`` (``source`` a text file, read by ``tokenizer``; its lag joints are measured,
+    :mod:`.corpus_process`)."""
 
     kind: str = "iid"
     parameter: float = 0.0
+    source: str = ""
+    tokenizer: str = "natural"
 
     @classmethod
     def parse(cls, text: str) -> "TokenProcess":
-        """``iid``, ``markov:rho=R`` or ``zipf:alpha=A`` (:class:`EmergenceError` otherwise)."""
+        """``iid``, ``markov:rho=R``, ``zipf:alpha=A`` or ``corpus:PATH[#tokenizer=NAME]`` (:class:`EmergenceError`
+        otherwise, and for a corpus file that cannot be read)."""
         kind, _, rest = text.strip().partition(":")
-        names = {"iid": None, "markov": "rho", "zipf": "alpha"}
+        names = {"iid": None, "markov": "rho", "zipf": "alpha", "corpus": None}
         if kind not in names:
-            raise EmergenceError(f"unknown token process {text!r}; use iid, markov:rho=R or zipf:alpha=A")
+            raise EmergenceError(f"unknown token process {text!r}; use {TOKEN_PROCESS_HELP}")
+        if kind == "corpus":
+            from emergence.numerics.copy_head.corpus_process import parse_corpus_source
+
+            return cls("corpus", 0.0, *parse_corpus_source(rest))
         if names[kind] is None:
             if rest:
                 raise EmergenceError(f"the iid process takes no parameter, got {text!r}")
@@ -73,17 +84,37 @@ class TokenProcess:
         return cls(kind, number)
 
     def label(self) -> str:
+        if self.kind == "corpus":
+            return f"corpus:{self.source}" + ("" if self.tokenizer == "natural" else f"#tokenizer={self.tokenizer}")
         return "iid" if self.kind == "iid" else f"{self.kind}:{'rho' if self.kind == 'markov' else 'alpha'}={self.parameter:g}"
 
+    def statistics_record(self, L: int, V: int) -> dict:
+        """What the theory's statistics of this process are and where they come from: the process, the lag range
+        used (0 … L − 1), ``derived`` (closed form) or ``measured`` with the corpus's provenance
+        (:func:`~.corpus_process.corpus_provenance`: file, sha256, tokenizer, V, token count)."""
+        record = {"process": self.label(), "lag_range": [0, int(L) - 1]}
+        if self.kind != "corpus":
+            return record | {"source": "closed form (derived)"}
+        from emergence.numerics.copy_head.corpus_process import corpus_provenance
+
+        return record | {"source": "measured"} | corpus_provenance(self.source, self.tokenizer, V, L)
+
     def unigram(self, V: int) -> np.ndarray:
-        r""":math:`\pi` (V,): uniform, or Zipf :math:`\pi_u \propto (u+1)^{-\alpha}`."""
+        r""":math:`\pi` (V,): uniform, Zipf :math:`\pi_u \propto (u+1)^{-\alpha}`, or the corpus's measured unigram."""
+        if self.kind == "corpus":
+            return np.diag(self.joints(2, V)[0]).copy()
         if self.kind == "zipf":
             weights = np.arange(1, V + 1, dtype=float) ** (-self.parameter)
             return weights / weights.sum()
         return np.full(V, 1.0 / V)
 
     def joints(self, L: int, V: int) -> np.ndarray:
-        r"""Lag joints ``(L, V, V)``: :math:`J_k[u, v] = \Pr(x_\ell = u, x_{\ell-k} = v)`, k = 0 .. L-1."""
+        r"""Lag joints ``(L, V, V)``: :math:`J_k[u, v] = \Pr(x_\ell = u, x_{\ell-k} = v)`, k = 0 .. L-1 (a corpus:
+        measured, :func:`~.corpus_process.corpus_statistics`)."""
+        if self.kind == "corpus":
+            from emergence.numerics.copy_head.corpus_process import corpus_statistics
+
+            return corpus_statistics(self.source, self.tokenizer, V, L - 1).joints
         pi = self.unigram(V)
         rho = self.parameter if self.kind == "markov" else 0.0
         k = np.arange(L, dtype=float)[:, None, None]
@@ -279,13 +310,21 @@ def token_process_action(attention: str, L, V, process: TokenProcess, convention
     if process.kind == "zipf":
         return ZipfAction(reduced_action(attention, L, V, convention), process.unigram(int(V)))
     scales = model_scales(generated_kernels(), attention, L, V, convention)
+    rho = process.parameter if process.kind == "markov" else 0.0
     if attention == "linear":
         # A = G / L**k is L**(1 - k) times the A = G/L attention: the search box scales with it.
         amplitude = float(L) ** (1 - convention.attention_normalisation_exponent)
         s1, sG, lam, beta = scales
-        return PersistenceLinearAction(L, V, process.parameter, s1, sG, lam, beta, amplitude)
-    sG, lam, beta = scales
-    return PersistenceSoftmaxAction(L, V, process.parameter, sG, lam, beta)
+        action: PersistenceLinearAction | PersistenceSoftmaxAction = PersistenceLinearAction(L, V, rho, s1, sG, lam, beta, amplitude)
+    else:
+        sG, lam, beta = scales
+        action = PersistenceSoftmaxAction(L, V, rho, sG, lam, beta)
+    if process.kind == "corpus":
+        from emergence.numerics.copy_head.lag_joint_action import LagJointKernels
+
+        # the rho = 0 (i.i.d.) action with its data term on the measured lag joints
+        action.kernels = LagJointKernels(action.kernels, attention, process.joints(int(L), int(V)), beta, lam)
+    return action
 
 
 class ZipfAction:

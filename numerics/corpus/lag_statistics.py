@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -103,6 +103,14 @@ def corpus_lag_statistics(path: str | Path, V: int, max_lag: int, tokenizer: str
     :class:`EmergenceError` (one line) for V below 3 (two real tokens at least), an unreadable or empty file,
     a corpus with fewer than V − 1 distinct tokens, or a lag no document reaches.
     """
+    classes, documents = corpus_class_documents(path, V, tokenizer, separator, block_bytes)
+    return lag_statistics(documents, classes, max_lag)
+
+
+def corpus_class_documents(path: str | Path, V: int, tokenizer: str = "natural", separator: str = "auto",
+                           block_bytes: int = DEFAULT_BLOCK_BYTES) -> tuple[tuple[str, ...], Iterator[np.ndarray]]:
+    """The V class names and the file's documents as class ids ``(n,)`` int64, streamed (the file is read once
+    for the token counts now, once more as the documents are consumed); errors as :func:`corpus_lag_statistics`."""
     if V < 3:
         raise EmergenceError(f"a corpus is read as V >= 3 classes (V - 1 tokens and <unk>), got V = {V}")
     path = Path(path)
@@ -114,4 +122,4 @@ def corpus_lag_statistics(path: str | Path, V: int, max_lag: int, tokenizer: str
     vocabulary = vocabulary_from_counts(counts, V - 1, "unk")
     documents = (np.asarray(vocabulary.encode(splitter.split(document)) or [], dtype=np.int64)  # unk: never None
                  for document in iter_documents(path, separator, block_bytes))
-    return lag_statistics(documents, vocabulary.tokens, max_lag)
+    return vocabulary.tokens, documents

@@ -107,8 +107,9 @@ class CopyExperiment:
         """One-line :class:`~emergence.base.errors.EmergenceError` on arguments, sizes or budgets that cannot run."""
         from emergence.base.errors import InvalidArgumentError
 
-        self.checked()
+        checked = self.checked()
         self.check_memory()
+        _check_token_statistics(checked.tokens, checked.L, checked.V)
         if len(set(self.P)) < 2:
             raise InvalidArgumentError("P", f"{list(self.P)} has 1 distinct point; transitions need at least 2")
 
@@ -140,7 +141,8 @@ class CopyExperiment:
 
 
 def _token_process(name: str, value) -> str:
-    """The token process text in canonical form (``iid``, ``markov:rho=R``, ``zipf:alpha=A``); one-line error otherwise."""
+    """The token process text in canonical form (``iid``, ``markov:rho=R``, ``zipf:alpha=A``, ``corpus:PATH``); one-line
+    error otherwise."""
     from emergence.base.errors import EmergenceError, InvalidArgumentError
     from emergence.numerics.copy_head.token_process import TokenProcess
 
@@ -148,6 +150,15 @@ def _token_process(name: str, value) -> str:
         return TokenProcess.parse(str(value)).label()
     except EmergenceError as error:
         raise InvalidArgumentError(name, str(error)) from None
+
+
+def _check_token_statistics(tokens: str, L: int, V: int) -> None:
+    """A corpus process's statistics at this window and V, computed now (cached): one-line error for too little text."""
+    from emergence.numerics.copy_head.token_process import TokenProcess
+
+    process = TokenProcess.parse(tokens)
+    if process.kind == "corpus":
+        process.joints(L, V)
 
 
 def grid_around_prediction(attention: str, L: int, V: int, convention: str = "", points: int | None = None,

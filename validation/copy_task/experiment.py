@@ -82,6 +82,11 @@ def point_config(
     config.update({key: settings.get(key, DEFAULTS[key]) for key in DEFAULTS})
     if settings.get("tokens", "iid") != "iid":  # i.i.d. points keep their configuration (and stored results)
         config["tokens"] = settings["tokens"]
+    if config.get("tokens", "").startswith("corpus:"):  # a changed file is a new point, not a stored one
+        from emergence.numerics.copy_head.token_process import TokenProcess
+        from emergence.numerics.copy_head.corpus_process import file_sha256
+
+        config["tokens_sha256"] = file_sha256(TokenProcess.parse(config["tokens"]).source)
     return config
 
 

@@ -21,13 +21,14 @@ from emergence.numerics.copy_head.token_process import TokenProcess, token_proce
 def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: Sequence[float],
                             tokens: str = "iid") -> dict:
     """The theory's global-minimum order parameters, loss and transitions on ``P_grid`` for the token process
-    ``tokens`` (``iid``, ``markov:rho=R``, ``zipf:alpha=A``; the record names a non-i.i.d. process under ``tokens``)."""
+    ``tokens`` (``iid``, ``markov:rho=R``, ``zipf:alpha=A``, ``corpus:PATH``; the record names a non-i.i.d. process
+    under ``tokens`` and its statistics' lag range and provenance under ``token_statistics``)."""
     process = TokenProcess.parse(tokens)
     if process.kind == "iid":
         return phase_diagram(reduced_action(attention, L, V, convention), np.asarray(P_grid, dtype=float)).as_record(convention)
     action = token_process_action(attention, L, V, process, convention)
     record = phase_diagram(action, np.asarray(P_grid, dtype=float)).as_record(convention)
-    return record | {"tokens": process.label()}
+    return record | {"tokens": process.label(), "token_statistics": process.statistics_record(L, V)}
 
 
 SADDLE_POINTS = 200

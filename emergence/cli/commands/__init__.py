@@ -10,6 +10,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "emergence.cli.commands.export_kernels",
     "emergence.cli.commands.check",
     "emergence.cli.commands.phase_diagram",
+    "emergence.cli.commands.rho_sweep",
     "emergence.cli.commands.scaling",
     "emergence.cli.commands.derive",
     "emergence.cli.commands.bench",

@@ -15,6 +15,7 @@ MAX_POINTS = 100_000
 
 
 def add_arguments(parser):
+    from emergence.cli.commands._token_arguments import add_token_arguments
     from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
     from emergence.cli.commands._checks import PLOT_FORMATS, integer, output_file, positive_float
 
@@ -26,8 +27,7 @@ def add_arguments(parser):
     parser.add_argument("--points", type=integer(8, MAX_POINTS), default=400,
                         help=f"grid points, log-spaced, 8 to {MAX_POINTS} (default 400)")
     parser.add_argument("--convention", default="", help="e.g. a=0,c=0,d=1,e=0 (default: model T)")
-    parser.add_argument("--tokens", default="iid",
-                        help="token process: iid (default), markov:rho=R (persistence) or zipf:alpha=A (Zipf unigram)")
+    add_token_arguments(parser, "of the theory")
     parser.add_argument("--json", type=output_file(".json", stdout=True), help="write the result as JSON to PATH, or - for stdout")
     parser.add_argument("--plot", type=output_file(*PLOT_FORMATS), help="write a figure (order parameters and loss versus log P)")
 
@@ -41,17 +41,22 @@ def run(args) -> int:
     from emergence.base.io import provenance, to_json_text, write_json_atomic
     from emergence.base.progress import heartbeat
 
+    from emergence.cli.commands._token_arguments import token_process_text, token_statistics_line
+
+    tokens = token_process_text(args)
     grid = check_grid(args.P_min, args.P_max, args.points)
     if args.plot:
         figure_format(args.plot)
     with heartbeat(f"phase diagram on {len(grid)} points"):
-        diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention, tokens=args.tokens)
+        diagram = phase_diagram(args.attention, args.L, args.V, P=grid, convention=args.convention, tokens=tokens)
     diagram.provenance = provenance(vars_for_record(args), seed=None)
     record = diagram.to_dict()
     summary = sys.stderr if args.json == "-" else sys.stdout  # stdout carries only the JSON then
     print(f"copy-head phase diagram ({args.attention} attention, L={args.L}, V={args.V}, "
           f"{len(grid)} points, tokens {diagram.details.get('tokens', 'iid')}, "
           f"reconstruction: model {diagram.convention['architecture']})", file=summary)
+    if "token_statistics" in diagram.details:
+        print(f"  {token_statistics_line(diagram.details['token_statistics'])}", file=summary)
     for name in ("P1", "crossover", "crossover_literal", "P_star", "spinodals", "critical_exponent"):
         print(f"  {name:<18} {_describe(diagram.transitions[name])}", file=summary)
     if not any(value is not None for value in diagram.transitions.values()):

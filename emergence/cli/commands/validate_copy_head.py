@@ -18,6 +18,7 @@ factor (at most this many points; it stops once every bracket decides)."""
 
 
 def add_arguments(parser):
+    from emergence.cli.commands._token_arguments import add_token_arguments
     from emergence.cli.commands._checks import (
         PLOT_FORMATS,
         add_executor_arguments,
@@ -47,9 +48,7 @@ def add_arguments(parser):
                              + ", ".join(f"{a} {n}" for a, n in DEFAULT_BISECTIONS.items()) + ")")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
-    parser.add_argument("--tokens", default="iid",
-                        help="token process of the training data and the theory: iid (default), markov:rho=R "
-                             "(persistence) or zipf:alpha=A (Zipf unigram)")
+    add_token_arguments(parser, "of the training data and the theory")
     parser.add_argument("--steps", type=integer(1), default=2000, help="Adam steps (default 2000)")
     parser.add_argument("--lr", type=learning_rate, default=0.05,
                         help="Adam's initial learning rate, decayed geometrically to 1e-4 (default %(default)s)")
@@ -133,12 +132,12 @@ def _P_grid_argument(text: str) -> list[int]:
     return parse_P_grid(text, minimum_points=1)
 
 
-def _default_grid(args) -> list[int]:
+def _default_grid(args, tokens: str) -> list[int]:
     """The grid when ``--P-grid`` is not given: around the theory's transitions at the convention (what the
     verdict asks for, :func:`emergence.validation.copy_task.copy_experiment.grid_around_prediction`)."""
     from emergence.validation.copy_task.copy_experiment import grid_around_prediction
 
-    return grid_around_prediction(args.attention, args.L, args.V, args.convention, tokens=args.tokens)
+    return grid_around_prediction(args.attention, args.L, args.V, args.convention, tokens=tokens)
 
 
 def run(args) -> int:
@@ -148,14 +147,16 @@ def run(args) -> int:
     from emergence.report.figures import figure_format, save_figure
     from emergence.base.io import to_json_text, write_json_atomic
     from emergence.validation.copy_task.analysis import verdict_lines
+    from emergence.cli.commands._token_arguments import token_process_text, token_statistics_line
 
+    tokens = token_process_text(args)
     experiment = CopyExperiment(
-        args.attention, args.L, args.V, tuple(_default_grid(args) if args.P_grid is None else args.P_grid), optimizer=args.optimizer,
+        args.attention, args.L, args.V, tuple(_default_grid(args, tokens) if args.P_grid is None else args.P_grid), optimizer=args.optimizer,
         objective=args.objective, seeds=args.seeds, convention=args.convention, adam_steps=args.steps,
         adam_lr=args.lr, sgld_burn_in=args.burn_in, sgld_draws=args.draws, sgld_thin=args.thin, chains=args.chains,
         dtype=args.dtype, seed=args.seed, device=args.device, workers=args.workers, executor=args.executor,
         out=args.out, bisections=DEFAULT_BISECTIONS[args.attention] if args.bisect is None else args.bisect,
-        tokens=args.tokens,
+        tokens=tokens,
     )
     experiment.check()
     if args.plot:
@@ -172,6 +173,8 @@ def run(args) -> int:
         return 0
     if args.json:
         write_json_atomic(args.json, report)
+    if validation.predicted and "token_statistics" in validation.predicted:
+        print(token_statistics_line(validation.predicted["token_statistics"]))
     _print_table(validation.P, validation.measured)
     print("\n".join(verdict_lines(args.attention, validation.measured, report["agreement"])))
     return 0
