@@ -108,7 +108,8 @@ def test_on_exact_markov_joints_the_action_is_the_persistence_kernels(attention,
     exact = token_process_action(attention, L, V, TokenProcess.parse("markov:rho=0.4"))
     route = token_process_action(attention, L, V, TokenProcess.parse("markov:rho=0"))
     beta, lam = route.parameters[-1], route.parameters[-2]
-    route.kernels = LagJointKernels(route.kernels, attention, TokenProcess.parse("markov:rho=0.4").joints(L, V), beta, lam)
+    route.kernels = LagJointKernels(route.kernels, attention, TokenProcess.parse("markov:rho=0.4").joints(L, V),
+                                   TokenProcess("iid").joints(L, V), beta, lam)
     y = np.random.default_rng(6).normal(0.0, 0.5, (len(exact.coordinates), 5))
     P = np.array([10.0, 100.0, 300.0, 1000.0, 5000.0])
     for method, tolerance in (("value", 1e-12), ("gradient", 1e-12), ("hessian", 1e-7)):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emergence.numerics.copy_head.token_process import TokenProcess, readout_action
+from emergence.numerics.copy_head.readout_marginal import readout_action
 
 
 def lag_moments(joints: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,18 +145,18 @@ class LagJointKernels:
 
     Same signatures as the kernels of ``copy_head_token_process`` (the actions call them with ρ = 0), so
     :class:`~.token_process.PersistenceSoftmaxAction` and :class:`~.token_process.PersistenceLinearAction`
-    do the chain rule and the search unchanged.  The posterior test loss stays the i.i.d. one (not derived
+    do the chain rule and the search unchanged.  ``iid_joints (L, V, V)`` are the uniform i.i.d. process's (the data
+    term the ρ = 0 kernels hold, subtracted).  The posterior test loss stays the i.i.d. one (not derived
     for a measured process; the record says so).
     """
 
     HESSIAN_ORDER = {"softmax": ((0, 0), (0, 1), (1, 1)),
                      "linear": ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))}
 
-    def __init__(self, base, attention: str, joints: np.ndarray, beta: float, lam: float):
-        L, V = joints.shape[0], joints.shape[1]
+    def __init__(self, base, attention: str, joints: np.ndarray, iid_joints: np.ndarray, beta: float, lam: float):
         self.base, self.attention = base, attention
         self.measured = LagJointData(attention, joints, beta, lam)
-        self.iid = LagJointData(attention, TokenProcess("iid").joints(L, V), beta, lam)
+        self.iid = LagJointData(attention, iid_joints, beta, lam)
 
     def _action(self, name, count, arguments):
         """The base kernel's value and gradient plus the replaced data term's (``count`` coordinates first)."""

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from emergence.base.errors import EmergenceError
+from emergence.numerics.copy_head.lag_joint_action import LagJointKernels
+from emergence.numerics.copy_head.readout_marginal import readout_action
 from emergence.numerics.copy_head.reduced_action import (
     default_convention, generated_kernels, model_scales, reduced_action, softmax_order_parameters,
 )
@@ -146,17 +148,6 @@ def data_moments(A: np.ndarray, joints: np.ndarray) -> dict[str, np.ndarray]:
     D = quadratic_moment(S.T @ S, joints)
     return {"C": quadratic_moment(At @ A, joints), "B": quadratic_moment(At @ S, joints),
             "D": np.broadcast_to(D, A.shape[:-2] + D.shape)}
-
-
-def readout_action(C, B, D, beta: float, lam: float) -> np.ndarray:
-    r""":math:`\tfrac\beta2\operatorname{tr}D - \tfrac{\beta^2\lambda}2\operatorname{tr}(B^T(I+\beta\lambda C)^{-1}B)
-    + \tfrac V2\ln\det(I+\beta\lambda C)` (step 1), batched over leading axes."""
-    V = C.shape[-1]
-    K = np.eye(V) + beta * lam * C
-    sign, logdet = np.linalg.slogdet(K)
-    solved = np.linalg.solve(K, B)
-    fit = np.einsum("...uv,...uv->...", B, solved)
-    return beta / 2 * np.trace(D, axis1=-2, axis2=-1) - beta**2 * lam / 2 * fit + V / 2 * np.where(sign > 0, logdet, np.nan)
 
 
 def data_term(A: np.ndarray, joints: np.ndarray, P: float, beta: float, lam: float) -> np.ndarray:
@@ -320,10 +311,9 @@ def token_process_action(attention: str, L, V, process: TokenProcess, convention
         sG, lam, beta = scales
         action = PersistenceSoftmaxAction(L, V, rho, sG, lam, beta)
     if process.kind == "corpus":
-        from emergence.numerics.copy_head.lag_joint_action import LagJointKernels
-
         # the rho = 0 (i.i.d.) action with its data term on the measured lag joints
-        action.kernels = LagJointKernels(action.kernels, attention, process.joints(int(L), int(V)), beta, lam)
+        action.kernels = LagJointKernels(action.kernels, attention, process.joints(int(L), int(V)),
+                                        TokenProcess("iid").joints(int(L), int(V)), beta, lam)
     return action
 
 
