@@ -166,7 +166,7 @@ def test_quadrature_row_averages_reduce_to_the_iid_quadrature_without_token_nois
     """Same tau rule: aG and square_sum to rounding; target and square to the rule's accuracy (phi_moments_iid
     uses rows summing to one, the quadrature integrates the other keys' share, 1 - a_G to about 1e-8)."""
     for g, L in ((0.0, 8), (4.0, 40)):
-        iid = row_averages_iid(g, 1.5, L, nodes=32, tau_points=400)
+        iid = row_averages_iid(g, 1.5, L, nodes=24, tau_points=200)
         quadrature = row_averages_quadrature(g, 0.0, 1.5, L, 4)
         moments = phi_moments_iid(iid["aG"], iid["square_sum"], 4)
         for key, value in {**iid, **moments}.items():
@@ -186,7 +186,7 @@ def test_quadrature_row_averages_equal_monte_carlo_and_need_the_token_sharing(g,
     for key, (mean, error) in mc.items():
         assert quadrature[key] == pytest.approx(fine[key], rel=2e-5), key
         assert abs(quadrature[key] - mean) < 4 * error, (key, quadrature[key], mean, error)
-    unshared = row_averages_iid(g, token_variance + position_variance, L, nodes=32, tau_points=400)
+    unshared = row_averages_iid(g, token_variance + position_variance, L, nodes=24, tau_points=200)
     unshared = {**unshared, **phi_moments_iid(unshared["aG"], unshared["square_sum"], V)}
     assert max(abs(unshared[key] - mc[key][0]) / mc[key][1] for key in ("square", "target")) > 10
 
