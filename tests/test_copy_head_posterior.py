@@ -276,3 +276,26 @@ def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth
     uniform, copy = theory.minimise(coarse, "uniform"), theory.minimise(coarse, "copy")
     assert copy.aG - uniform.aG > 0.2  # two coexisting modes at P*
     assert abs(copy.free_energy - uniform.free_energy) < 0.5  # equal free energy (optimiser tolerances on F ~ 200)
+
+
+@pytest.mark.slow
+def test_quadrature_P_star_is_the_root_of_the_brute_force_free_energy_gap_at_L12():
+    """The scan's P* (continuation, bisection, Brent) against a brute force: on a fine grid around it the
+    uniform mode from its cold start and the copy mode followed down from the top point's cold start, the gap
+    F_copy - F_uniform linear in ln P between the two points that bracket its sign change.  (L = 12: the copy
+    mode is born about 1.5 % below P*, at L = 8 closer still.)  Agree within 0.1 % (the gap's slope is about
+    -90 nats per unit ln P, so that is 0.09 nats); P* moved by 1 % would fail."""
+    theory = PosteriorTheory(12, 4, averages="quadrature")
+    P_star = theory.transition(np.geomspace(20, 20_000, 16))["P_star"]
+    grid = np.geomspace(P_star / 1.01, P_star * 1.01, 5)
+    copy, gaps = None, {}
+    for P in grid[::-1]:
+        copy = theory.minimise(P, "copy", x0=None if copy is None else [copy.g, np.log(copy.t_u), np.log(copy.t_v)])
+        uniform = theory.minimise(P, "uniform")
+        assert copy.aG - uniform.aG > 0.2  # both modes exist across the grid
+        gaps[P] = copy.free_energy - uniform.free_energy
+    gap = [gaps[P] for P in grid]
+    i = int(np.flatnonzero(np.diff(np.sign(gap)))[0])
+    root = np.exp(np.interp(0.0, [gap[i + 1], gap[i]], [np.log(grid[i + 1]), np.log(grid[i])]))
+    assert P_star == pytest.approx(root, rel=1e-3)
+    assert P_star * 1.01 != pytest.approx(root, rel=1e-3)

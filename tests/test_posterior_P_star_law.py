@@ -25,6 +25,7 @@ def test_ratio_fit_recovers_a_planted_ratio_law_and_not_a_wrong_one():
     assert fit["residual_max"] < 1e-12
     other = law.ratio_fit([{"L": L, "ratio": 1.7 + 5.0 / np.log(L)} for L in sizes])  # 1/ln L is not 1/ln^2 L
     assert other["residual_max"] > 1e-3
+    assert law.ratio_fit([{"L": L, "ratio": 1.7 + 5.0 / np.log(L)} for L in sizes], power=1)["c"] == pytest.approx(5.0)
     assert law.ratio_fit(planted[:2] + [{"L": 8, "ratio": None}]) is None  # fewer than three ratios
 
 
