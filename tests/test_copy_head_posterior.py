@@ -194,6 +194,8 @@ def test_quadrature_row_averages_equal_monte_carlo_and_need_the_token_sharing(g,
 def test_posterior_theory_rejects_unknown_row_averages():
     with pytest.raises(EmergenceError, match="unknown row averages"):
         PosteriorTheory(8, 4, averages="exact")
+    with pytest.raises(EmergenceError, match="Monte Carlo only"):
+        PosteriorTheory(8, 4, trial="row", averages="quadrature")
 
 
 def test_monte_carlo_row_averages_converge():

@@ -311,7 +311,11 @@ class PosteriorMode:
 
 
 class PosteriorTheory:
-    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring."""
+    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring.
+
+    ``averages`` (:data:`AVERAGES`): the row averages by Monte Carlo on ``draws`` fixed rows drawn with ``seed``
+    (the default) or by :func:`row_averages_quadrature` (``draws`` and ``seed`` unused; Gaussian trials only).
+    """
 
     def __new__(cls, *args, trial: str = "gauge", **kwargs):
         return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)

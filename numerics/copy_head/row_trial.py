@@ -185,7 +185,9 @@ class RowPosteriorTheory(PosteriorTheory):
     """
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
-                 trial: str = "row"):
+                 trial: str = "row", averages: str = "monte_carlo"):
+        if averages != "monte_carlo":
+            raise EmergenceError("the row trial averages its rows by Monte Carlo only (averages='monte_carlo')")
         super().__init__(L, V, convention, draws, seed, kernels, trial)
         shape = trial_geometry(self.L, self.V)["row_position_shape"]
         values, vectors = np.linalg.eigh(shape)
