@@ -20,8 +20,9 @@ import torch
 
 from emergence.numerics.copy_head.posterior import (
     PosteriorTheory, RowNoise, data_action, effective_invariants, phi_moments_iid, posterior_mean_loss,
-    row_averages_iid, row_averages_monte_carlo,
+    row_averages_iid, row_averages_monte_carlo, row_averages_quadrature, token_noise_nodes,
 )
+from emergence.base.errors import EmergenceError
 from emergence.numerics.copy_head.reduced_action import generated_kernels
 from emergence.theory.copy_head import loss as loss_theory
 from emergence.theory.copy_head import posterior as theory
@@ -148,6 +149,55 @@ def test_laplace_quadrature_converges_and_equals_monte_carlo(g, variance):
     assert abs(alone - mc["square_sum"][0]) > 10 * mc["square_sum"][1]
 
 
+def test_token_noise_nodes_integrate_symmetric_polynomials_exactly():
+    """The reduced product rule: weights sum to 1, E xi^4 = 3, E xi_1^2 xi_2^2 = 1, E xi^6 = 15 (5 nodes are exact to degree 9)."""
+    x, counts, weights = token_noise_nodes(3, 5)
+    assert counts.sum(axis=1).tolist() == [3.0] * len(weights) and len(weights) == 35  # C(5 + 3 - 1, 3)
+    assert weights.sum() == pytest.approx(1.0, rel=1e-14)
+    power_sums = {k: counts @ x**k / 3 for k in (2, 4, 6)}  # (1/V) sum_a xi_a^k on each multiset
+    assert weights @ power_sums[4] == pytest.approx(3.0, rel=1e-13)
+    assert weights @ power_sums[6] == pytest.approx(15.0, rel=1e-13)
+    pair = (9 * power_sums[2] ** 2 - 3 * power_sums[4]) / 6  # mean of xi_a^2 xi_b^2 over the 3 pairs a < b
+    assert weights @ pair == pytest.approx(1.0, rel=1e-13)
+    assert weights @ power_sums[6] != pytest.approx(14.0, rel=1e-3)  # a wrong moment is told apart
+
+
+def test_quadrature_row_averages_reduce_to_the_iid_quadrature_without_token_noise():
+    """Same tau rule: aG and square_sum to rounding; target and square to the rule's accuracy (phi_moments_iid
+    uses rows summing to one, the quadrature integrates the other keys' share, 1 - a_G to about 1e-8)."""
+    for g, L in ((0.0, 8), (4.0, 40)):
+        iid = row_averages_iid(g, 1.5, L, nodes=24, tau_points=200)
+        quadrature = row_averages_quadrature(g, 0.0, 1.5, L, 4)
+        moments = phi_moments_iid(iid["aG"], iid["square_sum"], 4)
+        for key, value in {**iid, **moments}.items():
+            assert quadrature[key] == pytest.approx(value, rel=1e-12 if key in iid else 1e-7), key
+
+
+@pytest.mark.parametrize("g, token_variance, position_variance, L, V",
+                         [(0.3, 1.8, 2.0, 8, 4), (3.3, 0.6, 1.3, 8, 4), (2.0, 1.2, 0.5, 6, 3)])
+def test_quadrature_row_averages_equal_monte_carlo_and_need_the_token_sharing(g, token_variance, position_variance, L, V):
+    """Within 4 standard errors of 400 000 Monte Carlo rows, converged in the token nodes (6 against 10), and the
+    shared token noise matters: read as independent key noise of the same variance (no sharing) the class
+    sums miss the Monte Carlo by more than 10 standard errors."""
+    quadrature = row_averages_quadrature(g, token_variance, position_variance, L, V)
+    fine = row_averages_quadrature(g, token_variance, position_variance, L, V, token_nodes=10, nodes=64,
+                                   tau_points=1200)
+    mc = row_averages_monte_carlo(g, token_variance, position_variance, RowNoise.draw(L, V, 400_000, 11), V)
+    for key, (mean, error) in mc.items():
+        assert quadrature[key] == pytest.approx(fine[key], rel=2e-5), key
+        assert abs(quadrature[key] - mean) < 4 * error, (key, quadrature[key], mean, error)
+    unshared = row_averages_iid(g, token_variance + position_variance, L, nodes=24, tau_points=200)
+    unshared = {**unshared, **phi_moments_iid(unshared["aG"], unshared["square_sum"], V)}
+    assert max(abs(unshared[key] - mc[key][0]) / mc[key][1] for key in ("square", "target")) > 10
+
+
+def test_posterior_theory_rejects_unknown_row_averages():
+    with pytest.raises(EmergenceError, match="unknown row averages"):
+        PosteriorTheory(8, 4, averages="exact")
+    with pytest.raises(EmergenceError, match="Monte Carlo only"):
+        PosteriorTheory(8, 4, trial="row", averages="quadrature")
+
+
 def test_monte_carlo_row_averages_converge():
     L, V = 16, 8
     small = row_averages_monte_carlo(2.0, 1.5, 1.5, RowNoise.draw(L, V, 4_000, 1), V)
@@ -228,3 +278,26 @@ def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth
     uniform, copy = theory.minimise(coarse, "uniform"), theory.minimise(coarse, "copy")
     assert copy.aG - uniform.aG > 0.2  # two coexisting modes at P*
     assert abs(copy.free_energy - uniform.free_energy) < 0.5  # equal free energy (optimiser tolerances on F ~ 200)
+
+
+@pytest.mark.slow
+def test_quadrature_P_star_is_the_root_of_the_brute_force_free_energy_gap_at_L12():
+    """The scan's P* (continuation, bisection, Brent) against a brute force: on a fine grid around it the
+    uniform mode from its cold start and the copy mode followed down from the top point's cold start, the gap
+    F_copy - F_uniform linear in ln P between the two points that bracket its sign change.  (L = 12: the copy
+    mode is born about 1.5 % below P*, at L = 8 closer still.)  Agree within 0.1 % (the gap's slope is about
+    -90 nats per unit ln P, so that is 0.09 nats); P* moved by 1 % would fail."""
+    theory = PosteriorTheory(12, 4, averages="quadrature")
+    P_star = theory.transition(np.geomspace(20, 20_000, 16))["P_star"]
+    grid = np.geomspace(P_star / 1.01, P_star * 1.01, 5)
+    copy, gaps = None, {}
+    for P in grid[::-1]:
+        copy = theory.minimise(P, "copy", x0=None if copy is None else [copy.g, np.log(copy.t_u), np.log(copy.t_v)])
+        uniform = theory.minimise(P, "uniform")
+        assert copy.aG - uniform.aG > 0.2  # both modes exist across the grid
+        gaps[P] = copy.free_energy - uniform.free_energy
+    gap = [gaps[P] for P in grid]
+    i = int(np.flatnonzero(np.diff(np.sign(gap)))[0])
+    root = np.exp(np.interp(0.0, [gap[i + 1], gap[i]], [np.log(grid[i + 1]), np.log(grid[i])]))
+    assert P_star == pytest.approx(root, rel=1e-3)
+    assert P_star * 1.01 != pytest.approx(root, rel=1e-3)

@@ -20,7 +20,11 @@ token class, :math:`v \sim \mathcal N(0, 2t_vs)` per key) come from
   (common) random numbers so that :math:`F` is smooth in :math:`(g, t_u, t_v)`;
 - :func:`row_averages_iid`: for key-position noise only, the lognormal Laplace-transform
   quadrature of :func:`~emergence.theory.copy_head.posterior.iid_row_averages`
-  (Gauss–Hermite in the noise, trapezoid in :math:`\ln\tau`), the check of the Monte Carlo.
+  (Gauss–Hermite in the noise, trapezoid in :math:`\ln\tau`), the check of the Monte Carlo;
+- :func:`row_averages_quadrature`: both noises, the same Laplace quadrature given the V token noises
+  (the keys are independent then), averaged over them by a symmetric Gauss–Hermite rule
+  (:func:`token_noise_nodes`): deterministic, its cost independent of L
+  (``PosteriorTheory(..., averages="quadrature")``).
 
 Nothing here needs SymPy; ``tests/test_copy_head_posterior.py`` checks each formula against
 the SymPy derivation and against brute force.  The predictions are **posterior** means
@@ -35,6 +39,9 @@ True
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +58,10 @@ DISTINCT_MODES = 0.05
 
 TRIALS: tuple[str, ...] = ("gauge", "product", "row")
 """``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law)."""
+
+AVERAGES: tuple[str, ...] = ("monte_carlo", "quadrature")
+"""How :class:`PosteriorTheory` computes the row averages: :func:`row_averages_monte_carlo` on fixed draws
+(``draws`` rows, common random numbers) or :func:`row_averages_quadrature` (deterministic; cost independent of L)."""
 
 TRIAL_THEORIES: dict[str, type] = {}
 """Subclasses of :class:`PosteriorTheory` for trials beyond the Gaussian ones, registered by their modules (the
@@ -127,15 +138,22 @@ def effective_invariants(square, target, L, V):
     return L * (V * square - 1) / (V - 1), L * (V * target - 1) / (V - 1)
 
 
-def lognormal_laplace(tau, shift: float, variance: float, nodes: int = 80):
+@functools.lru_cache(maxsize=None)
+def gauss_hermite(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Nodes and weights of :math:`\int e^{-x^2}f(x)dx`, the weights divided by :math:`\sqrt\pi` (they sum to 1)."""
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    return x, w / np.sqrt(np.pi)
+
+
+def lognormal_laplace(tau, shift, variance: float, nodes: int = 80):
     r""":math:`\varphi`, :math:`-\varphi'`, :math:`\varphi''` of :math:`\varphi(\tau) = \mathbb E e^{-\tau e^{\ell}}`, :math:`\ell \sim \mathcal N(\text{shift}, \text{variance})`.
 
     Gauss–Hermite with ``nodes`` nodes: :math:`\mathbb Ef(\ell) = \pi^{-1/2}\sum_k w_k f(\text{shift} + \sqrt{2\,\text{variance}}\,x_k)`;
-    :math:`(-\partial_\tau)^k\varphi = \mathbb E[e^{k\ell}e^{-\tau e^\ell}]`.  Shapes follow ``tau``.
+    :math:`(-\partial_\tau)^k\varphi = \mathbb E[e^{k\ell}e^{-\tau e^\ell}]`.  Shapes: ``tau`` and ``shift``
+    broadcast together.
     """
-    x, w = np.polynomial.hermite.hermgauss(nodes)
-    w = w / np.sqrt(np.pi)
-    level = np.exp(shift + np.sqrt(2 * variance) * x)
+    x, w = gauss_hermite(nodes)
+    level = np.exp(np.asarray(shift, dtype=float)[..., None] + np.sqrt(2 * variance) * x)
     tau = np.asarray(tau, dtype=float)[..., None]
     decay = np.exp(-tau * level)
     return (decay * w).sum(-1), (decay * level * w).sum(-1), (decay * level**2 * w).sum(-1)
@@ -165,6 +183,74 @@ def phi_moments_iid(aG: float, square_sum: float, V: int) -> dict[str, float]:
     :math:`\mathbb E\sum_a\Phi_a^2 = \sum_jA_j^2 + \sum_{j\ne k}A_jA_k/V` and rows sum to one.
     """
     return {"square": (1 - 1 / V) * square_sum + 1 / V, "target": (1 - 1 / V) * aG + 1 / V}
+
+
+@functools.lru_cache(maxsize=None)
+def token_noise_nodes(V: int, nodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Gauss–Hermite product rule over the V i.i.d. standard normal token noises, reduced by their exchangeability.
+
+    Returns ``x`` (nodes,), the standard normal nodes; ``counts`` (M, nodes), how many of the V noises sit on each
+    node in each of the :math:`M = \binom{\text{nodes} + V - 1}{V}` multisets; ``weights`` (M,), the product
+    weights times the multiset's number of orderings (they sum to 1).  A function of the V noises that is
+    symmetric under their permutations integrates exactly as on the full product grid.
+    """
+    x, w = gauss_hermite(nodes)
+    x = np.sqrt(2.0) * x
+    multisets = np.array(list(itertools.combinations_with_replacement(range(nodes), V)))  # (M, V)
+    counts = np.stack([np.count_nonzero(multisets == i, axis=1) for i in range(nodes)], axis=1)
+    orderings = math.factorial(V) / np.prod(np.vectorize(math.factorial)(counts), axis=1)
+    return x, counts.astype(float), orderings * np.prod(w[multisets], axis=1)
+
+
+def row_averages_quadrature(g: float, token_variance: float, position_variance: float, L: int, V: int,
+                            token_nodes: int | None = None, nodes: int = 24, tau_points: int = 200) -> dict[str, float]:
+    r"""``aG``, ``square_sum``, ``square`` (:math:`Q_\Phi`), ``target`` (:math:`M_\Phi`) of :func:`row_averages_monte_carlo` by quadrature.
+
+    Given the V token noises :math:`\xi_a` the L keys are independent, so with
+    :math:`1/Z = \int_0^\infty e^{-\tau Z}d\tau`, :math:`1/Z^2 = \int_0^\infty\tau e^{-\tau Z}d\tau` every average
+    is a :math:`\tau` integral of per-key Laplace transforms
+    :math:`f_k(\tau; c) = \mathbb E_\zeta[e^{k(c+\zeta)}e^{-\tau e^{c+\zeta}}]` (:func:`lognormal_laplace`,
+    :math:`\zeta \sim \mathcal N(0, \text{position\_variance})`).  With :math:`\Psi_k = \tfrac1V\sum_a f_k(\cdot; \xi_a)`
+    (a key of random token) and :math:`h_k = f_k(\cdot; g + \xi_b)` (key 0, token b), averaged over b:
+
+    - :math:`a_G = \int h_1\Psi_0^{L-1}`,
+    - :math:`\mathbb E\sum_jA_j^2 = \int\tau[h_2\Psi_0^{L-1} + (L-1)h_0\Psi_2\Psi_0^{L-2}]`,
+    - :math:`M_\Phi = a_G + \tfrac{L-1}{V}\int h_0f_1(\xi_b)\Psi_0^{L-2}`,
+    - :math:`Q_\Phi = \mathbb E\sum_jA_j^2 + \int\tau[\tfrac{2(L-1)}{V}h_1f_1(\xi_b)\Psi_0^{L-2}
+      + (L-1)(L-2)h_0\tfrac1{V^2}\textstyle\sum_af_1(\xi_a)^2\Psi_0^{L-3}]`,
+
+    then over :math:`\xi` by :func:`token_noise_nodes` (``token_nodes`` per noise).  The :math:`\tau` integral is
+    a trapezoid rule in :math:`\ln\tau` (``tau_points``) over a range covering :math:`1/Z`.  The cost does not
+    grow with L.  Deterministic and smooth in ``g`` and both variances; reduces to :func:`row_averages_iid`
+    without token noise.  The defaults put the free energy within 4e-4 nats of 100 position nodes and 3000
+    :math:`\tau` points at the modes of L = 12..1024 (V = 4); the token rule's own error is below the 20 000-row
+    Monte Carlo's (relative 1e-3 in :math:`Q_\Phi` at L = 1024, g = 0, both variances 2, against 14 token nodes).
+    ``token_nodes`` defaults to 6 up to V = 4 and 5 above (V = 8: 495 multisets instead of 1287; F within
+    0.02 nats of 7 nodes at L = 8–32).
+    """
+    x, counts, weights = token_noise_nodes(V, token_nodes if token_nodes is not None else (6 if V <= 4 else 5))
+    share = counts / V  # (M, nodes): a key's token on each node
+    shifts = np.sqrt(token_variance) * x
+    spread = 9.0 * np.sqrt(token_variance + position_variance) + 8.0
+    y = np.linspace(-(max(g, 0.0) + np.log(L) + spread), spread, tau_points)
+    tau = np.exp(y)
+    f0, f1, f2 = lognormal_laplace(tau[None, :], shifts[:, None], position_variance, nodes)  # (nodes, T) each
+    h0, h1, h2 = lognormal_laplace(tau[None, :], g + shifts[:, None], position_variance, nodes)
+    psi, psi2, pair = share @ f0, share @ f2, share @ f1**2 / V  # (M, T)
+    with np.errstate(divide="ignore"):  # psi underflows to 0 far out in tau, where every power is 0
+        top = np.exp((L - 3) * np.log(psi)) if L > 3 else np.ones_like(psi)
+    power = {3: top, 2: top * psi, 1: top * psi**2}  # psi**(L - k)
+    key0 = share @ h0
+
+    def integral(integrand):
+        return float(np.trapezoid((weights @ integrand) * tau, y))
+
+    aG = integral((share @ h1) * power[1])
+    square_sum = integral(tau * ((share @ h2) * power[1] + (L - 1) * key0 * psi2 * power[2]))
+    target = aG + (L - 1) / V * integral((share @ (h0 * f1)) * power[2])
+    square = square_sum + integral(tau * (2 * (L - 1) / V * (share @ (h1 * f1)) * power[2]
+                                          + (L - 1) * (L - 2) * key0 * pair * power[3]))
+    return {"aG": aG, "square_sum": square_sum, "square": square, "target": target}
 
 
 @dataclass(frozen=True)
@@ -227,13 +313,17 @@ class PosteriorMode:
 
 
 class PosteriorTheory:
-    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring."""
+    """The posterior free energy of softmax model T at sizes ``L, V`` (convention's scales) for one ``trial``; see the module docstring.
+
+    ``averages`` (:data:`AVERAGES`): the row averages by Monte Carlo on ``draws`` fixed rows drawn with ``seed``
+    (the default) or by :func:`row_averages_quadrature` (``draws`` and ``seed`` unused; Gaussian trials only).
+    """
 
     def __new__(cls, *args, trial: str = "gauge", **kwargs):
         return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
-                 trial: str = "gauge"):
+                 trial: str = "gauge", averages: str = "monte_carlo"):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
             raise EmergenceError("the posterior theory covers softmax model T only (architecture=T)")
@@ -242,10 +332,16 @@ class PosteriorTheory:
         self.s, self.lam, self.beta = model_scales(kernels, "softmax", L, V, convention)
         self.trial = trial
         self.token_directions, self.position_directions = trial_entropy_counts(trial, self.L, self.V)
-        self.noise = RowNoise.draw(self.L, self.V, draws, seed)
+        if averages not in AVERAGES:
+            raise EmergenceError(f"unknown row averages {averages!r}; choose one of {', '.join(AVERAGES)}")
+        self.averages = averages
+        self.noise = RowNoise.draw(self.L, self.V, draws, seed) if averages == "monte_carlo" else None
 
     def row_averages(self, g, t_u, t_v) -> dict[str, float]:
-        """Monte Carlo row averages (means only) at noise variances :math:`2t_us`, :math:`2t_vs`."""
+        """Row averages (means) at noise variances :math:`2t_us`, :math:`2t_vs`: ``averages="monte_carlo"``
+        (:func:`row_averages_monte_carlo` on the theory's fixed draws) or ``"quadrature"`` (:func:`row_averages_quadrature`)."""
+        if self.noise is None:
+            return row_averages_quadrature(g, 2 * t_u * self.s, 2 * t_v * self.s, self.L, self.V)
         result = row_averages_monte_carlo(g, 2 * t_u * self.s, 2 * t_v * self.s, self.noise, self.V)
         return {key: value[0] for key, value in result.items()}
 

@@ -185,7 +185,9 @@ class RowPosteriorTheory(PosteriorTheory):
     """
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
-                 trial: str = "row"):
+                 trial: str = "row", averages: str = "monte_carlo"):
+        if averages != "monte_carlo":
+            raise EmergenceError("the row trial averages its rows by Monte Carlo only (averages='monte_carlo')")
         super().__init__(L, V, convention, draws, seed, kernels, trial)
         shape = trial_geometry(self.L, self.V)["row_position_shape"]
         values, vectors = np.linalg.eigh(shape)
@@ -198,9 +200,10 @@ class RowPosteriorTheory(PosteriorTheory):
         if key not in self._cache:
             if len(self._cache) > 64:
                 self._cache.clear()
-            position = np.sqrt(t_v * self.s) * self.noise.position_noise @ self._position_root.T
-            self._cache[key] = row_functions(CELLS, 2 * t_u * self.s, position, self.noise.token_noise,
-                                             self.noise.tokens, self.V)
+            noise = self.noise
+            assert noise is not None  # the row trial draws its rows (averages="monte_carlo", __init__)
+            position = np.sqrt(t_v * self.s) * noise.position_noise @ self._position_root.T
+            self._cache[key] = row_functions(CELLS, 2 * t_u * self.s, position, noise.token_noise, noise.tokens, self.V)
         return self._cache[key]
 
     def row_free_energy(self, x, P: float) -> float:

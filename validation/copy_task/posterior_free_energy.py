@@ -232,12 +232,16 @@ def default_P_grid(theory_P_star: float, points: int = 6) -> list[int]:
 
 
 def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float = 20_000.0, points: int = 16,
-                     draws: int = 20_000):
-    """The posterior theory's P* on a geometric scan of ``[low, high]`` (``None`` without a jump there)."""
+                     draws: int = 20_000, averages: str = "quadrature"):
+    """The posterior theory's P* on a geometric scan of ``[low, high]`` (``None`` without a jump there).
+
+    ``averages``: the theory's row averages (:data:`~emergence.numerics.copy_head.posterior.AVERAGES`); ``draws``
+    is read by ``"monte_carlo"`` only.
+    """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
 
     scan = np.geomspace(low, high, points)
-    return PosteriorTheory(L, V, convention, draws=draws).transition(scan)["P_star"]
+    return PosteriorTheory(L, V, convention, draws=draws, averages=averages).transition(scan)["P_star"]
 
 
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,

@@ -1,0 +1,77 @@
+"""The posterior free energy handed to the solver core: its value is PosteriorTheory.free_energy, its derivatives are
+those of that function, and the core's P* is the private scan's."""
+
+import numpy as np
+import pytest
+
+from emergence.numerics.copy_head.minimisation import Minimisable, newton_polish
+from emergence.numerics.copy_head.posterior import PosteriorTheory
+from emergence.numerics.copy_head.posterior_action import PosteriorAction, posterior_coexistence
+
+
+@pytest.fixture(scope="module")
+def theory():
+    return PosteriorTheory(8, 4, averages="quadrature")
+
+
+def test_value_is_the_theory_free_energy_with_broadcasting(theory):
+    action = PosteriorAction(theory)
+    assert isinstance(action, Minimisable)
+    y = np.array([[0.3, 3.0], [-0.1, -1.2], [0.0, -0.4]])
+    P = np.array([[100.0], [250.0]])  # (2, 1) against the 2 columns: (2, 2)
+    values = action.value(y, P)
+    assert values.shape == (2, 2)
+    for i, p in enumerate(P[:, 0]):
+        for j in range(2):
+            expected = theory.free_energy(y[0, j], np.exp(y[1, j]), np.exp(y[2, j]), p)
+            assert values[i, j] == pytest.approx(expected, rel=1e-13)
+
+
+def test_derivatives_are_those_of_the_free_energy(theory):
+    """Against differences of PosteriorTheory.free_energy at ten times the step (O(h^2) apart); a gradient with one
+    coordinate's sign flipped, or a Hessian without its cross terms, is told apart."""
+    action = PosteriorAction(theory)
+    y, P = np.array([[1.2], [-0.6], [-0.2]]), 240.0
+    h = 1e-3
+
+    def F(point):
+        return theory.free_energy(point[0], np.exp(point[1]), np.exp(point[2]), P)
+
+    def moved(point, i, amount):
+        point = point.copy()
+        point[i] += amount
+        return point
+
+    centre = y[:, 0]
+    expected = np.array([(F(moved(centre, i, h)) - F(moved(centre, i, -h))) / (2 * h) for i in range(3)])
+    gradient = action.gradient(y, P)[:, 0]
+    assert gradient == pytest.approx(expected, rel=1e-5, abs=1e-6)
+    assert (gradient * [1, -1, 1]) != pytest.approx(expected, rel=1e-3)
+    hessian = action.hessian(y, P)[:, :, 0]
+    assert hessian == pytest.approx(hessian.T, rel=1e-12)
+    cross = (F(moved(moved(centre, 0, h), 2, h)) - F(moved(moved(centre, 0, h), 2, -h))
+             - F(moved(moved(centre, 0, -h), 2, h)) + F(moved(moved(centre, 0, -h), 2, -h))) / (4 * h * h)
+    assert hessian[0, 2] == pytest.approx(cross, rel=1e-3)
+    assert abs(cross) > 1e-2  # the cross term is not negligible here
+
+
+def test_core_newton_lands_on_the_theory_minimum(theory):
+    """The core's Newton from L-BFGS-B's minimum stays there (same F to 1e-7 relative, same y to 1e-3)."""
+    mode = theory.minimise(240.0, "copy")
+    start = np.array([[mode.g], [np.log(mode.t_u)], [np.log(mode.t_v)]])
+    action = PosteriorAction(theory)
+    y, converged = newton_polish(action, start, np.array([240.0]))
+    assert converged[0]
+    assert np.abs(y - start).max() < 1e-3
+    assert action.value(y, 240.0)[0] == pytest.approx(mode.free_energy, rel=1e-7)
+    assert action.value(y, 240.0)[0] <= mode.free_energy + 1e-9
+
+
+@pytest.mark.slow
+def test_core_P_star_is_the_private_scans_at_L12():
+    """The solver core (start grid, Newton, jump refinement, Brent on the branches' gap) against
+    PosteriorTheory.transition on the same scan: 446.7158 against 446.7251 (measured), within 1e-4."""
+    theory = PosteriorTheory(12, 4, averages="quadrature")
+    grid = np.geomspace(20, 20_000, 16)
+    core = posterior_coexistence(theory, grid)
+    assert core == pytest.approx(theory.transition(grid)["P_star"], rel=1e-4)
