@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from emergence.base.errors import EmergenceError
+from emergence.base.errors import EmergenceError, InvalidSizeError
 from emergence.numerics.copy_head.linear_posterior import LinearNoise, LinearPosteriorTheory, noise_attention
 from emergence.numerics.copy_head.linear_trial_average import (
     FluctuationMoments, StatisticsLaw, second_order_terms, statistics_law, trial_average_correction)
@@ -137,9 +137,12 @@ def test_correction_is_the_monte_carlo_trial_average():
     assert abs(correction) > 100 * error  # the correction is resolved, so a wrong coefficient shows
 
 
-def test_population_moments_need_two_sequences():
+def test_population_moments_need_two_sequences_and_fit_in_memory(monkeypatch):
     with pytest.raises(ValueError):
         FluctuationMoments.from_tokens(np.zeros((1, 4), dtype=int), 3)
+    monkeypatch.setenv("EMERGENCE_MEMORY_BUDGET", "1M")
+    with pytest.raises(InvalidSizeError, match="trial-average moments"):
+        FluctuationMoments.from_tokens(np.zeros((512, 16), dtype=int), 4)
 
 
 def test_noise_mean_is_the_theorys_noise_shift():

@@ -23,6 +23,10 @@ over the theory's Gaussian law (common random numbers, so the curves are smooth 
 predicted posterior means of :math:`c_1, c_G, a_G`, coverage and copy fraction.  The loss is the
 posterior-mean readout's at :math:`(q + \Delta, m, r + \Delta, n)`.
 
+``data_term="trial_average"`` (opt-in) adds :math:`\mathbb E_QS - S(\bar C, \bar B)` to second order in the
+fluctuations of the readout statistics (:mod:`emergence.numerics.copy_head.linear_trial_average`; gradient and
+curvature by central differences); the default evaluates the action at the averaged statistics.
+
 Transitions: ``P1_mean_field`` is where the smallest eigenvalue of the curvature of F in
 :math:`(c_1, c_G)` at the symmetric point (noise at its optimum) crosses zero; ``crossover`` is
 the steepest rise of the variational :math:`c_G` in :math:`\ln P` (the saddle's copy-mode onset,
@@ -184,12 +188,13 @@ class LinearPosteriorTheory:
 
     def trial_average_correction(self, c1, cG, t_u, t_v, P) -> tuple[float, np.ndarray]:
         r""":math:`\mathbb E_QS - S(\bar C, \bar B)` to second order and its gradient in ``(c1, cG, t_u, t_v)`` (central differences)."""
-        if self.moments is None:
+        moments = self.moments
+        if moments is None:
             raise EmergenceError("the trial-average correction needs data_term='trial_average'")
         epsilon = self.beta * self.lam
 
         def value(x):
-            return trial_average_correction(self.moments, x[0], x[1], np.exp(x[2]) * self.sG, np.exp(x[3]) * self.sG,
+            return trial_average_correction(moments, x[0], x[1], np.exp(x[2]) * self.sG, np.exp(x[3]) * self.sG,
                                             float(P), epsilon, self.beta)
 
         x = np.array([float(c1), float(cG), np.log(float(t_u)), np.log(float(t_v))])
@@ -201,8 +206,8 @@ class LinearPosteriorTheory:
     def _correction_curvature(self, t_u, t_v, P) -> np.ndarray:
         """The trial-average correction's Hessian in ``(c1, cG)`` at the symmetric point (central differences of the gradient)."""
         h = FINITE_DIFFERENCE_STEP
-        rows = [(self.trial_average_correction(*(h * e), t_u, t_v, P)[1][:2]
-                 - self.trial_average_correction(*(-h * e), t_u, t_v, P)[1][:2]) / (2 * h) for e in np.eye(2)]
+        rows = [(self.trial_average_correction(h * e[0], h * e[1], t_u, t_v, P)[1][:2]
+                 - self.trial_average_correction(-h * e[0], -h * e[1], t_u, t_v, P)[1][:2]) / (2 * h) for e in np.eye(2)]
         return 0.5 * (np.array(rows) + np.array(rows).T)
 
     def _minimise(self, P: float, x0, fix_symmetric: bool = False):

@@ -33,8 +33,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from emergence.base.limits import check_memory
+
 POPULATION_SEQUENCES = 512
 """Sequences that stand for the population in :class:`FluctuationMoments` (seeded)."""
+
+
+def moment_bytes(L: int, V: int, sequences: int, chunk: int) -> float:
+    """Peak bytes of :meth:`FluctuationMoments.from_tokens` (upper bound): the quadratic-form blocks and their
+    products, one chunk's designs and Grams, and the per-sequence linear maps with their joined copy."""
+    d = V * V + 2 * L * V + L * L  # noise coordinates that reach the attention
+    numbers = 2 * V * V * d * d + 3 * chunk * L * V * d + 2 * chunk * (L * V) ** 2 + 6 * sequences * V * V * d
+    return 8.0 * numbers
 
 
 def noise_design(tokens: np.ndarray, V: int) -> tuple[np.ndarray, np.ndarray]:
@@ -92,14 +102,18 @@ class FluctuationMoments:
         E = tokens.shape[0]
         if E < 2:
             raise ValueError("the fluctuation moments need at least two sequences")
+        check_memory(moment_bytes(tokens.shape[1], V, E, chunk), "the trial-average moments",
+                     "use fewer sequences or a smaller L")
         data = copy_sequences(tokens, V)
         means = {"11": _gram(data["Phi1"], data["Phi1"]), "1G": _gram(data["Phi1"], data["PhiG"]),
                  "GG": _gram(data["PhiG"], data["PhiG"]), "1Y": _gram(data["Phi1"], data["Y"]),
                  "GY": _gram(data["PhiG"], data["Y"])}
         maps: dict[tuple[str, str], list[np.ndarray]] = {}
-        blocks = {"uu": 0.0, "uv": 0.0, "vv": 0.0}
-        self_traces = {"uu": 0.0, "mix": 0.0, "vv": 0.0}
-        noise_means = {"u": 0.0, "v": 0.0}
+        L = tokens.shape[1]
+        sizes = {"u": V * V + L * V, "v": V * L + L * L}
+        blocks = {pair: np.zeros((V, V, sizes[pair[0]], sizes[pair[1]])) for pair in ("uu", "uv", "vv")}
+        self_traces = {key: np.zeros((V,) * 4) for key in ("uu", "mix", "vv")}
+        noise_means = {group: np.zeros((V, V)) for group in "uv"}
         for start in range(0, E, chunk):
             part = {key: value[start:start + chunk] for key, value in data.items()}
             designs = dict(zip("uv", noise_design(tokens[start:start + chunk], V)))
@@ -109,23 +123,22 @@ class FluctuationMoments:
                     mean_design = part["Phi" + name]
                     one_side = np.einsum("eic,eifk->ecfk", mean_design, J)
                     maps.setdefault(("C" + name, group), []).append(one_side + one_side.transpose(0, 2, 1, 3))
-                noise_means[group] = noise_means[group] + np.einsum("eick,eifk->cf", J, J)
+                noise_means[group] += np.einsum("eick,eifk->cf", J, J)
             flat = {g: sparse.csr_matrix(J.reshape(-1, V * J.shape[-1])) for g, J in designs.items()}
             for pair in blocks:
-                first, second = designs[pair[0]], designs[pair[1]]
                 product = (flat[pair[0]].T @ flat[pair[1]]).toarray()  # sum over (e, i) of J[b, k] J[c, l]
-                blocks[pair] = blocks[pair] + product.reshape(V, first.shape[-1], V, second.shape[-1]).transpose(0, 2, 1, 3)
+                blocks[pair] += product.reshape(V, sizes[pair[0]], V, sizes[pair[1]]).transpose(0, 2, 1, 3)
             grams = {g: np.einsum("eibk,ejak->eibja", J, J) for g, J in designs.items()}
-            self_traces["uu"] = self_traces["uu"] + np.einsum("eibja,eicjd->bcda", grams["u"], grams["u"])
-            self_traces["vv"] = self_traces["vv"] + np.einsum("eibja,eicjd->bcda", grams["v"], grams["v"])
-            self_traces["mix"] = self_traces["mix"] + np.einsum("eibja,eicjd->bcda", grams["u"], grams["v"]) \
-                + np.einsum("eibja,eicjd->bcda", grams["v"], grams["u"])
+            self_traces["uu"] += np.einsum("eibja,eicjd->bcda", grams["u"], grams["u"])
+            self_traces["vv"] += np.einsum("eibja,eicjd->bcda", grams["v"], grams["v"])
+            self_traces["mix"] += (np.einsum("eibja,eicjd->bcda", grams["u"], grams["v"])
+                                   + np.einsum("eibja,eicjd->bcda", grams["v"], grams["u"]))
         means.update({"noise_u": noise_means["u"] / E, "noise_v": noise_means["v"] / E})
         joined = {key: np.concatenate(value) for key, value in maps.items()}
         linear = {}
-        for first, second in (("B", "B"), ("C1", "B"), ("CG", "B"), ("C1", "C1"), ("C1", "CG"), ("CG", "CG")):
+        for left, right in (("B", "B"), ("C1", "B"), ("CG", "B"), ("C1", "C1"), ("C1", "CG"), ("CG", "CG")):
             for group in "uv":
-                linear[(first, second, group)] = _pair_moments(joined[(first, group)], joined[(second, group)])
+                linear[(left, right, group)] = _pair_moments(joined[(left, group)], joined[(right, group)])
         mean_blocks = {pair: value / E for pair, value in blocks.items()}
         mean_traces = {"uu": _trace_pairs(mean_blocks["uu"], mean_blocks["uu"]),
                        "vv": _trace_pairs(mean_blocks["vv"], mean_blocks["vv"]),
@@ -164,13 +177,14 @@ def statistics_law(moments: FluctuationMoments, c1: float, cG: float, token_vari
     r"""The law of :math:`(C, B)` over the trial (noise variances :math:`a^2 = t_us_G`, :math:`b^2 = t_vs_G`), P sequences."""
     a2, b2 = token_variance, position_variance
     mean = moments.means
+    V = mean["11"].shape[0]
     C = P * (c1**2 * mean["11"] + c1 * cG * (mean["1G"] + mean["1G"].T) + cG**2 * mean["GG"]
              + a2 * mean["noise_u"] + b2 * mean["noise_v"])
     B = P * (c1 * mean["1Y"] + cG * mean["GY"])
     scale = {"u": a2, "v": b2}
 
     def pair(first: str, second: str) -> np.ndarray:
-        total = 0.0
+        total = np.zeros((V,) * 4)
         for group in "uv":
             population, per_sequence = moments.linear[(first, second, group)]
             total = total + scale[group] * (P * (P - 1) * population + P * per_sequence)
@@ -182,8 +196,9 @@ def statistics_law(moments: FluctuationMoments, c1: float, cG: float, token_vari
     C1C1, C1CG, CGCG = pair("C1", "C1"), pair("C1", "CG"), pair("CG", "CG")
     linear_CC = c1**2 * C1C1 + c1 * cG * (C1CG + swap(C1CG)) + cG**2 * CGCG
     weights = {"uu": a2 * a2, "mix": a2 * b2, "vv": b2 * b2}
-    traces = sum(weights[key] * (P * (P - 1) * population + P * per_sequence)
-                 for key, (population, per_sequence) in moments.quadratic.items())
+    traces = np.zeros((V,) * 4)
+    for key, (population, per_sequence) in moments.quadratic.items():
+        traces += weights[key] * (P * (P - 1) * population + P * per_sequence)
     quadratic_CC = traces + traces.transpose(0, 1, 3, 2)  # Cov(x'Q1x, x'Q2x) = tr Q1 (Q2 + Q2^T), order [b, c, d, a]
     return StatisticsLaw(C, B, pair("B", "B"), c1 * pair("C1", "B") + cG * pair("CG", "B"),
                          linear_CC + quadratic_CC)
@@ -211,5 +226,5 @@ def trial_average_correction(moments: FluctuationMoments, c1: float, cG: float, 
     return float(sum(second_order_terms(law, epsilon, beta).values()))
 
 
-__all__ = ["FluctuationMoments", "POPULATION_SEQUENCES", "StatisticsLaw", "copy_sequences", "noise_design",
+__all__ = ["FluctuationMoments", "POPULATION_SEQUENCES", "StatisticsLaw", "copy_sequences", "moment_bytes", "noise_design",
            "second_order_terms", "statistics_law", "trial_average_correction"]
