@@ -23,6 +23,10 @@ over the theory's Gaussian law (common random numbers, so the curves are smooth 
 predicted posterior means of :math:`c_1, c_G, a_G`, coverage and copy fraction.  The loss is the
 posterior-mean readout's at :math:`(q + \Delta, m, r + \Delta, n)`.
 
+``data_term="trial_average"`` (opt-in) adds :math:`\mathbb E_QS - S(\bar C, \bar B)` to second order in the
+fluctuations of the readout statistics (:mod:`emergence.numerics.copy_head.linear_trial_average`; gradient and
+curvature by central differences); the default evaluates the action at the averaged statistics.
+
 Transitions: ``P1_mean_field`` is where the smallest eigenvalue of the curvature of F in
 :math:`(c_1, c_G)` at the symmetric point (noise at its optimum) crosses zero; ``crossover`` is
 the steepest rise of the variational :math:`c_G` in :math:`\ln P` (the saddle's copy-mode onset,
@@ -43,6 +47,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq, minimize
 
+from emergence.numerics.copy_head.linear_trial_average import FluctuationMoments, trial_average_correction
 from emergence.numerics.copy_head.posterior import posterior_mean_loss
 from emergence.numerics.copy_head.reduced_action import default_convention, generated_kernels, model_scales
 from emergence.numerics.order_parameters import copy_order_parameters, cyclic_shift
@@ -50,6 +55,13 @@ from emergence.base.errors import EmergenceError
 
 TRIALS: tuple[str, ...] = ("gauge", "product")
 """The trials of :func:`emergence.theory.copy_head.linear_posterior.noise_entropy` (gauge-correct first, the default)."""
+
+DATA_TERMS: tuple[str, ...] = ("averaged_statistics", "trial_average")
+"""The data term at the trial-averaged readout statistics (the default) or with the second-order trial average
+of :mod:`emergence.numerics.copy_head.linear_trial_average` added (opt-in)."""
+
+FINITE_DIFFERENCE_STEP = 1e-5
+"""Central-difference step of the trial-average correction's gradient (in c1, cG and ln t)."""
 
 EVALUATION_SEQUENCES = 128
 """Held-out sequences per measurement, as in the posterior validation."""
@@ -146,16 +158,19 @@ class LinearPosteriorTheory:
     """The posterior free energy of linear model T at sizes ``L, V`` (the convention's scales); see the module docstring."""
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 256, seed: int = 0, kernels=None,
-                 sequences: int = EVALUATION_SEQUENCES, trial: str = "gauge"):
+                 sequences: int = EVALUATION_SEQUENCES, trial: str = "gauge", data_term: str = "averaged_statistics"):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
             raise EmergenceError("the linear posterior theory covers model T only (architecture=T)")
         if trial not in TRIALS:
             raise EmergenceError(f"unknown trial {trial!r}; choose one of {', '.join(TRIALS)}")
-        self.L, self.V, self.trial = int(L), int(V), trial
+        if data_term not in DATA_TERMS:
+            raise EmergenceError(f"unknown data term {data_term!r}; choose one of {', '.join(DATA_TERMS)}")
+        self.L, self.V, self.trial, self.data_term = int(L), int(V), trial, data_term
         self.s1, self.sG, self.lam, self.beta = model_scales(kernels or generated_kernels(), "linear", L, V, convention)
         self.kernels = posterior_kernels()
         self.noise = LinearNoise.draw(self.L, self.V, draws, sequences, seed)
+        self.moments = FluctuationMoments.population(self.L, self.V, seed=seed) if data_term == "trial_average" else None
 
     def _arguments(self, P):
         return (P, self.L, self.V, self.s1, self.sG, self.lam, self.beta)
@@ -166,7 +181,34 @@ class LinearPosteriorTheory:
         if self.trial == "product":  # the gauge kernel less the entropy the flat directions release
             shift, shift_u, shift_v = self.kernels.linear_posterior_gauge_shift(t_u, t_v, self.L, self.V)
             F, du, dv = F - shift, du - shift_u, dv - shift_v
+        if self.moments is not None:
+            correction, gradient = self.trial_average_correction(c1, cG, t_u, t_v, P)
+            F, d1, dG, du, dv = F + correction, d1 + gradient[0], dG + gradient[1], du + gradient[2], dv + gradient[3]
         return F, d1, dG, du, dv
+
+    def trial_average_correction(self, c1, cG, t_u, t_v, P) -> tuple[float, np.ndarray]:
+        r""":math:`\mathbb E_QS - S(\bar C, \bar B)` to second order and its gradient in ``(c1, cG, t_u, t_v)`` (central differences)."""
+        moments = self.moments
+        if moments is None:
+            raise EmergenceError("the trial-average correction needs data_term='trial_average'")
+        epsilon = self.beta * self.lam
+
+        def value(x):
+            return trial_average_correction(moments, x[0], x[1], np.exp(x[2]) * self.sG, np.exp(x[3]) * self.sG,
+                                            float(P), epsilon, self.beta)
+
+        x = np.array([float(c1), float(cG), np.log(float(t_u)), np.log(float(t_v))])
+        step = FINITE_DIFFERENCE_STEP * np.maximum(1.0, np.abs(x))
+        gradient = np.array([(value(x + h) - value(x - h)) / (2 * h[i]) for i, h in enumerate(np.diag(step))])
+        gradient[2:] /= np.exp(x[2:])  # d/dt = (d/d ln t) / t
+        return value(x), gradient
+
+    def _correction_curvature(self, t_u, t_v, P) -> np.ndarray:
+        """The trial-average correction's Hessian in ``(c1, cG)`` at the symmetric point (central differences of the gradient)."""
+        h = FINITE_DIFFERENCE_STEP
+        rows = [(self.trial_average_correction(h * e[0], h * e[1], t_u, t_v, P)[1][:2]
+                 - self.trial_average_correction(-h * e[0], -h * e[1], t_u, t_v, P)[1][:2]) / (2 * h) for e in np.eye(2)]
+        return 0.5 * (np.array(rows) + np.array(rows).T)
 
     def _minimise(self, P: float, x0, fix_symmetric: bool = False):
         def objective(x):
@@ -185,7 +227,10 @@ class LinearPosteriorTheory:
         result = self._minimise(P, [0.0, 0.0], fix_symmetric=True)
         t_u, t_v = np.exp(result.x)
         h11, h1G, hGG = (float(v) for v in self.kernels.linear_posterior_curvature(0.0, 0.0, t_u, t_v, *self._arguments(P)))
-        return float(t_u), float(t_v), float(np.linalg.eigvalsh([[h11, h1G], [h1G, hGG]])[0])
+        curvature = np.array([[h11, h1G], [h1G, hGG]])
+        if self.moments is not None:
+            curvature = curvature + self._correction_curvature(t_u, t_v, P)
+        return float(t_u), float(t_v), float(np.linalg.eigvalsh(curvature)[0])
 
     def minimise(self, P: float) -> LinearPosteriorPoint:
         """The global minimum of F at ``P`` with the predicted posterior means (:meth:`point`)."""

@@ -40,7 +40,8 @@ with the pattern invariants :math:`q = c_1^2 + 2c_1c_G + Lc_G^2`, :math:`m = c_1
 :math:`r = L(c_1 + c_G)^2`, :math:`n = L(c_1 + c_G)`.  At :math:`t_u = t_v = 0` (no noise, no
 entropy term) it is the saddle's action :math:`S_{\rm lin}`.  Approximations: mean field, the
 two noise ratios tied within their block pairs as in step 7, and the data term at the
-noise-averaged :math:`\mathbb E[\Phi^T\Phi]` (fluctuations of C between noise draws dropped).
+noise-averaged :math:`\mathbb E[\Phi^T\Phi]` (fluctuations of C between noise draws dropped; their
+second-order trial average is :mod:`emergence.theory.copy_head.linear_trial_average`, opt-in in the numerics).
 
 >>> sp.factor(noise_shift() / sG)
 2*L**2*(L*t_u + V*t_u + V*t_v - t_u)/V
