@@ -5,6 +5,8 @@ function                       computes                                     reco
 =============================  ===========================================  =====================
 :func:`phase_diagram`          global minimum of the copy-head reduced      :class:`~emergence.records.PhaseDiagram`
                                action on a grid of :math:`P`
+:func:`rho_sweep`              the softmax copy transition against the      :class:`~emergence.records.RhoSweep`
+                               persistence :math:`\rho`, a corpus placed on it
 :func:`scaling`                one scaling claim at high precision          :class:`~emergence.records.ScalingVerdict`
 :func:`derive`                 a theory's derivation, step by step (SymPy)  :class:`~emergence.records.Derivation`
 :func:`basis`                  leading-term corpus statistics               :class:`~emergence.records.Basis`
@@ -37,7 +39,7 @@ from typing import Any, Sequence
 from emergence.base.errors import InvalidArgumentError
 from emergence.validation.copy_task.copy_experiment import CopyExperiment
 
-__all__ = ["phase_diagram", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
+__all__ = ["phase_diagram", "rho_sweep", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
            "checkpoints", "associate", "validate_posterior", "posterior_study", "run_copy_experiment", "CopyExperiment"]
 """The public API: the functions of the table above, and the copy experiment's configuration and runner."""
 
@@ -114,6 +116,53 @@ def phase_diagram(attention: str, L: int, V: int, P: Sequence[float] | None = No
     diagram = minimise(token_process_action(attention, L, V, process, convention), grid)
     return PhaseDiagram.from_dict(diagram.as_record(convention) | {"tokens": process.label(),
                                                                   "token_statistics": process.statistics_record(L, V)})
+
+
+RHO_SWEEP_DEFAULTS = {"rho": (0.0, 0.2, 0.4, 0.6, 0.8), "P": (5.0, 1e5, 300)}
+""":func:`rho_sweep`'s default persistences and grid (``points`` log-spaced values of P in [P_min, P_max])."""
+
+
+def rho_sweep(L: int, V: int, rho: Sequence[float] = RHO_SWEEP_DEFAULTS["rho"], P: Sequence[float] | None = None,
+              tokens: str = "iid", adam: Sequence = ()):
+    r"""The softmax copy transition (saddle level, model T) against the persistence :math:`\rho` of ``markov:rho=R``.
+
+    Per :math:`\rho`: the coexistence point P* and its metastable window where the jump is first order, the onset
+    where it has ended.  ``tokens="corpus:PATH"`` adds the corpus's own transition (all its lag joints) at its
+    effective persistence :math:`\rho_{\rm eff} = (\operatorname{tr}J_1 - \sum\pi^2)/(1 - \sum\pi^2)`; ``adam``:
+    ``validate copy-head`` records at the same ``L, V`` (:class:`~emergence.records.CopyHeadValidation` or their
+    dicts), whose measured brackets the record carries.  ``P``: the grid (default 300 log-spaced values in
+    [5, 1e5]).
+    """
+    import numpy as np
+
+    from emergence.base import arguments as check
+    from emergence.numerics.copy_head.phase_diagram import check_grid
+    from emergence.numerics.copy_head.rho_sweep import adam_point, measured_point, persistence_sweep
+    from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
+    from emergence.records import RhoSweep
+
+    L, V = check.integer("L", L, max(MINIMUM_L, 4)), check.integer("V", V, MINIMUM_V)
+    rhos = tuple(sorted(set(check.sequence("rho", rho, lambda name, value: check.number(name, value, 0.0, 1.0, open_high=True)))))
+    if P is None:
+        grid = check_grid(*RHO_SWEEP_DEFAULTS["P"])
+    else:
+        grid = np.sort(check.distinct(check.sequence("P", P, check.positive, min_length=8), 2, "P"))
+    process = _token_process(tokens)
+    records = [_adam_record(record, L, V) for record in check.sequence("adam", adam, lambda name, value: value, min_length=0)]
+    corpus = measured_point("softmax", L, V, process, grid) if process.kind == "corpus" else None
+    rho_eff = {process.label(): corpus["rho_eff"]} if corpus else {}
+    return RhoSweep(attention="softmax", L=L, V=V, theory=persistence_sweep("softmax", L, V, rhos, grid), corpus=corpus,
+                    adam=[adam_point(record, rho_eff) for record in records])
+
+
+def _adam_record(record, L: int, V: int) -> dict:
+    """A ``validate copy-head`` record (or its dict) at sizes ``L, V``, as a dict."""
+    from emergence.records import CopyHeadValidation
+
+    record = record.to_dict() if isinstance(record, CopyHeadValidation) else record
+    if not isinstance(record, dict) or "measured" not in record or (record.get("L"), record.get("V")) != (L, V):
+        raise InvalidArgumentError("adam", f"each must be a validate copy-head record at L = {L}, V = {V}")
+    return record
 
 
 def _token_process(tokens):

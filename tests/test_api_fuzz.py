@@ -110,6 +110,11 @@ SPECS = {
                       {"attention": wrong_choice(("linear", "softmax")), "L": wrong_integer(3), "V": SIZE,
                        "P": wrong_grid(8, 0.0).filter(lambda grid: grid is not None), "convention": CONVENTION,
                        "tokens": wrong(st.integers(), st.sampled_from(["markov", "markov:rho=1", "zipf:alpha=-1", "iid:x"]))}),
+    "rho_sweep": ({"L": 16, "V": 4},
+                  {"L": wrong_integer(4), "V": SIZE, "P": wrong_grid(8, 0.0).filter(lambda grid: grid is not None),
+                   "rho": wrong(st.just([]), st.just([1.0]), st.just([-0.1]), st.just([math.nan]), st.just("0.2")),
+                   "tokens": wrong(st.integers(), st.sampled_from(["markov", "markov:rho=1", "zipf:alpha=-1", "iid:x"])),
+                   "adam": wrong(st.just([{}]), st.just([{"measured": {}, "L": 8, "V": 4}]), st.just("record"))}),
     "scaling": ({"claim": "linear-second-order"},
                 {"claim": wrong_choice(("linear-second-order",)), "law": wrong(st.sampled_from(["", "os", "L.x", "x*L"]), optional=True),
                  "convention": CONVENTION, "dps": wrong_integer(15, 1000), "fast": wrong_flag(), **sweep(True),
@@ -216,6 +221,7 @@ class WorkStarted(AssertionError):
 
 WORK = {
     "phase_diagram": ("emergence.numerics.copy_head.phase_diagram", "phase_diagram"),
+    "rho_sweep": ("emergence.numerics.copy_head.rho_sweep", "persistence_sweep"),
     "scaling": ("emergence.numerics.copy_head.scaling", "scaling_report"),
     "derive": ("emergence.theory.copy_head.steps", "derivation_steps"),
     "basis": ("emergence.numerics.corpus.documents", "load_corpus"),

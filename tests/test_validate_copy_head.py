@@ -244,10 +244,10 @@ def test_default_grid_is_what_the_verdict_asks_for():
     from emergence.cli.commands.validate_copy_head import _default_grid
     from emergence.validation.copy_task.analysis import grid_coverage
 
-    softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention="", tokens="iid"))
+    softmax = _default_grid(Namespace(attention="softmax", L=32, V=8, convention="", tokens="iid"), "iid")
     predicted = emergence.phase_diagram("softmax", 32, 8).transitions["P_star"]
     assert len(softmax) >= 8 and grid_coverage(softmax, predicted)["spans"]
-    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention="", tokens="iid"))
+    linear = _default_grid(Namespace(attention="linear", L=32, V=8, convention="", tokens="iid"), "iid")
     transitions = emergence.phase_diagram("linear", 32, 8).transitions
     for name in ("P1", "crossover"):
         inside = [P for P in linear if transitions[name] / 2 - 0.5 <= P <= 2 * transitions[name] + 0.5]

@@ -49,6 +49,7 @@ def run(args) -> int:
     import sys
 
     from emergence.base.io import provenance, to_json_text, write_json_atomic
+    from emergence.api import rho_sweep
     from emergence.base.progress import heartbeat
     from emergence.cli.commands._token_arguments import token_process_text, token_statistics_line
     from emergence.numerics.copy_head.phase_diagram import check_grid
@@ -60,7 +61,7 @@ def run(args) -> int:
     if args.plot:
         figure_format(args.plot)
     with heartbeat(f"copy transition at {len(args.rho)} values of rho on {len(grid)} points"):
-        record = _sweep(args.L, args.V, args.rho, grid, tokens, adam)
+        record = rho_sweep(args.L, args.V, args.rho, grid, tokens, adam)
     record.provenance = provenance({k: (str(v) if k in ("adam", "json", "plot") else v) for k, v in vars(args).items()
                                     if k != "handler"}, seed=None)
     summary = sys.stderr if args.json == "-" else sys.stdout
@@ -87,18 +88,6 @@ def _read_record(path, L: int, V: int) -> dict:
     if not isinstance(record, dict) or "measured" not in record or (record.get("L"), record.get("V")) != (L, V):
         raise InvalidArgumentError("adam", f"{path}: not a validate copy-head record at L = {L}, V = {V}")
     return record
-
-
-def _sweep(L: int, V: int, rhos, grid, tokens: str, adam: list[dict]):
-    from emergence.numerics.copy_head.rho_sweep import adam_point, measured_point, persistence_sweep
-    from emergence.numerics.copy_head.token_process import TokenProcess
-    from emergence.records import RhoSweep
-
-    process = TokenProcess.parse(tokens)
-    corpus = measured_point("softmax", L, V, process, grid) if process.kind == "corpus" else None
-    rho_eff = {process.label(): corpus["rho_eff"]} if corpus else {}
-    return RhoSweep(attention="softmax", L=L, V=V, theory=persistence_sweep("softmax", L, V, rhos, grid), corpus=corpus,
-                    adam=[adam_point(record, rho_eff) for record in adam])
 
 
 def _print_summary(record, out, statistics_line) -> None:
