@@ -103,13 +103,18 @@ def _profile_basins(grid, F, divide) -> dict[str, float | None]:
     return basins
 
 
+def first_sign_change(values) -> int | None:
+    """The first i where ``values`` change sign from positive (i) to non-positive (i + 1); ``None`` without one."""
+    return next((i for i in range(len(values) - 1) if values[i] > 0 >= values[i + 1]), None)
+
+
 def root_in_log_P(P, values) -> float | None:
     """Where ``values`` first change sign from positive to non-positive, linear in ln P; ``None`` without one."""
-    for i in range(len(P) - 1):
-        if values[i] > 0 >= values[i + 1]:
-            fraction = values[i] / (values[i] - values[i + 1])
-            return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
-    return None
+    i = first_sign_change(values)
+    if i is None:
+        return None
+    fraction = values[i] / (values[i] - values[i + 1])
+    return float(np.exp(np.log(P[i]) + fraction * (np.log(P[i + 1]) - np.log(P[i]))))
 
 
 PROFILE_KEYS = ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat", "window_ess",
@@ -123,7 +128,14 @@ PER_POINT_KEYS = ("delta_F", "delta_F_error", "aG_mean", "aG_sem", "basin_aG", "
 
 def measured_P_star(P, delta_F, delta_F_error, converged) -> dict[str, float | None] | None:
     r"""The root of :math:`\Delta F(P)` over the converged points (:func:`root_in_log_P`), with the
-    half-width of the roots of :math:`\Delta F \pm \sigma` as its error (``None`` if one of them is off the grid)."""
+    half-width of the roots of :math:`\Delta F \pm \sigma` as its error (``None`` if one of them is off the grid)
+    and ``bracket``, the two converged grid points it lies between: the resolution of the grid.  The error holds
+    only the errors of :math:`\Delta F`; how far :math:`\Delta F` bends between the bracket's ends (linear in
+    :math:`\ln P` assumed) is not in it, so the bracket is the measurement and the root a reading inside it.
+
+    >>> measured_P_star([100, 200, 400], [2.0, -2.0, -6.0], [0.1, 0.1, 0.1], [True, True, True])["bracket"]
+    [100, 200]
+    """
     usable = [i for i, ok in enumerate(converged) if ok]
     P_used = [P[i] for i in usable]
     delta, error = np.asarray(delta_F)[usable], np.asarray(delta_F_error)[usable]
@@ -131,7 +143,9 @@ def measured_P_star(P, delta_F, delta_F_error, converged) -> dict[str, float | N
     if value is None:
         return None
     low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
-    return {"value": value, "error": None if low is None or high is None else 0.5 * abs(high - low)}
+    i = first_sign_change(delta)
+    return {"value": value, "error": None if low is None or high is None else 0.5 * abs(high - low),
+            "bracket": [P_used[i], P_used[i + 1]]}
 
 
 def measured_free_energy(grid, results) -> dict[str, Any]:

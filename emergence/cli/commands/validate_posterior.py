@@ -183,13 +183,23 @@ def _umbrella_row(report, i: int) -> str:
             f"{min(measured['profiles'][i]['window_ess']):>5.0f} {_overlap(report, i):>7}{flag}")
 
 
+def _shown_P_star(P_star: dict) -> str:
+    """A sampled P*: the grid bracket it lies in (the measurement's resolution), then the reading inside it with the
+    error from Delta F alone; records without a bracket show value and error."""
+    error = "" if P_star["error"] is None else f" ± {P_star['error']:.0f}"
+    if "bracket" not in P_star:
+        return f"{P_star['value']:.0f}{error}"
+    low, high = P_star["bracket"]
+    return f"[{low}, {high}] (read {P_star['value']:.0f}{error})"
+
+
 def _P_star_line(report) -> str:
     """The measured P* (with its error when there is one) beside the posterior theory's and the saddle's."""
     P_star, theory, saddle = report["measured"]["P_star"], report["predicted"]["P_star"], report["saddle"]["P_star"]
     if P_star is None:
         shown = "none on the converged grid"
     else:
-        shown = f"{P_star['value']:.0f}" + ("" if P_star["error"] is None else f" ± {P_star['error']:.0f}")
+        shown = _shown_P_star(P_star)
     return (f"P* measured {shown}; posterior theory {'none' if theory is None else f'{theory:.0f}'}; "
             f"saddle (MAP) {saddle if saddle is None else round(saddle)}")
 
@@ -299,16 +309,15 @@ def _run_study(args) -> int:
 
 def _print_study(study) -> None:
     """One row per L: sampled P* (± error, or why it is missing), saddle and theory, ratios, P*/(L ln^2 L)."""
-    print(f"{'L':>4} {'P* sampled':>14} {'saddle':>8} {'theory':>8} {'sampled/saddle':>15} {'theory/sampled':>15} "
+    print(f"{'L':>4} {'P* sampled':>26} {'saddle':>8} {'theory':>8} {'sampled/saddle':>15} {'theory/sampled':>15} "
           f"{'P*/(L ln^2 L): sampled, saddle, theory':>40}")
     for row in study["rows"]:
         sampled = row["sampled"]
-        shown = "-" if sampled is None else f"{sampled['value']:.0f}" + (
-            "" if sampled["error"] is None else f" ± {sampled['error']:.0f}")
+        shown = "-" if sampled is None else _shown_P_star(sampled)
         ratios = ", ".join("-" if value is None else f"{value:.2f}" for value in row["law_ratio"].values())
         cells = [_number(row["saddle"], ".0f"), _number(row["theory"], ".0f"), _number(row["sampled_over_saddle"], ".2f"),
                  _number(row["theory_over_sampled"], ".2f")]
-        print(f"{row['L']:>4} {shown:>14} {cells[0]:>8} {cells[1]:>8} {cells[2]:>15} {cells[3]:>15} {ratios:>40}"
+        print(f"{row['L']:>4} {shown:>26} {cells[0]:>8} {cells[1]:>8} {cells[2]:>15} {cells[3]:>15} {ratios:>40}"
               + (f"  ({row['reason']})" if "reason" in row else ""))
     summary = study["summary"]
     if "law_ratio_sampled" in summary:
