@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import sys
 import time
 
@@ -107,6 +105,7 @@ def main(argv=None) -> int:
     if args.L < 2 or args.V < 2 or args.P < 1 or args.draws < 2 or scan is None:
         print("need --L >= 2, --V >= 2, --P >= 1, --draws >= 2 and --scan as numbers separated by commas", file=sys.stderr)
         return 2
+    from emergence.base.io import timed_provenance
     from emergence.numerics.copy_head.linear_posterior import LinearPosteriorTheory
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.linear_posterior_diagnosis import importance_sampled_linear_free_energy
@@ -134,8 +133,7 @@ def main(argv=None) -> int:
                             "data_term": data_terms(theory, convention, args.P, trial_point, result["F_Q_single"]),
                             "action_parts": action_parts(theory, convention, args.P, trial_point, min(args.draws, 1000),
                                                          args.seed)})
-    out.update(seconds=time.time() - started, load=os.getloadavg()[0], machine=platform.processor() or platform.machine(),
-               versions={"torch": torch.__version__, "numpy": np.__version__})
+    out.update(timed_provenance(vars(args), args.seed, time.time() - started))
     print(json.dumps(out))
     return 0
 

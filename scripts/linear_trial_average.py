@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 
@@ -89,6 +87,7 @@ def main(argv=None) -> int:
         print("need --L >= 2, --V >= 2, --points >= 2, --draws >= 2, --gap-draws >= 2, --compare-draws >= 2, "
               "--compare-P >= 0, --gap-P as integers and --compare-c1 as numbers", file=sys.stderr)
         return 2
+    from emergence.base.io import timed_provenance
     from emergence.numerics.copy_head.linear_posterior import LinearPosteriorTheory
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.linear_posterior_diagnosis import importance_sampled_linear_free_energy
@@ -117,8 +116,7 @@ def main(argv=None) -> int:
                                                             "log_weight_sd", "ess", "c1_weighted", "c1_weighted_error")}})
     if args.compare_P and compare_c1:
         out["compare"] = compare_exact(theory, convention, args.compare_P, compare_c1, args.compare_draws, args.seed)
-    out.update(seconds=time.time() - started, load=os.getloadavg()[0], machine=platform.processor() or platform.machine(),
-               versions={"torch": torch.__version__, "numpy": np.__version__})
+    out.update(timed_provenance(vars(args), args.seed, time.time() - started))
     print(json.dumps(out))
     return 0
 
