@@ -97,20 +97,21 @@ def kernels(V: int):
                       of_targets, action_gradient, previous_gradient, gradient):
         """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from
         :math:`\\bar\\Phi = \\bar S(\\Phi\\,` ``of_design`` :math:`- Y` ``of_targets`` :math:`)` (``(R, V, V)`` each,
-        ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``.  The key part of
-        :math:`\\bar G` is summed over a run's sequences before the tables multiply it: ``at_query[i, u, k]``
-        :math:`= \\sum_{\\mu: x_i = u} H^\\mu_i[x^\\mu_k]`, then :math:`\\bar W_{pp}[i, k]` and :math:`\\bar W_{tp}[u, k]`
-        gain ``by_key_position[r, u, i, k] * at_query[i, u, k]``."""
+        ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``.  A run's query terms are summed
+        by query position and token before they reach :math:`\\bar W`: ``by_query[i, u]`` holds the sums over the
+        sequences with :math:`x_i = u` of :math:`Q_i` (columns ``:V``) and of the key part :math:`H_i[x_k]` of
+        :math:`\\bar G` (columns ``V + k``); once per run, rows ``u`` and ``V + i`` of :math:`\\bar W` gain the first
+        and ``by_key_position[r, u, i, k]`` times the second."""
         R, P, L = tokens.shape
         keys = np.empty((V, L), dtype=design.dtype)  # keys[v, k] = [x_k = v]
         phi_gradient, centred = np.empty(V, dtype=design.dtype), np.empty(V, dtype=design.dtype)
-        at_query = np.empty((L, V, L), dtype=design.dtype)
+        by_query = np.empty((L, V, V + L), dtype=design.dtype)  # [i, u]: Q's row, then the key part of G-bar
         run_gradient = np.empty((V + L, V + L), dtype=design.dtype)
         for g in range(R):
             r = runs[g]
             of_phi, of_y = action_gradient[r] * of_design[r], action_gradient[r] * of_targets[r]
             run_gradient[...] = 0.0
-            at_query[...] = 0.0
+            by_query[...] = 0.0
             for m in range(P):
                 x = tokens[g, m]
                 for v in range(V):
@@ -129,32 +130,31 @@ def kernels(V: int):
                         phi_gradient[v] = total
                         projected += phi[v] * total
                     scale = 1.0 / normaliser[g, m, i]
-                    by_token, by_position = run_gradient[u], run_gradient[V + i]
+                    summed = by_query[i, u]
                     for v in range(V):
                         difference = phi_gradient[v] - projected
-                        token_part = phi[v] * difference
-                        by_token[v] += token_part
-                        by_position[v] += token_part
+                        summed[v] += phi[v] * difference  # Q
                         centred[v] = difference * token_weights[v] * scale  # H
-                    before, last = x[i - 1], V + (i - 1 if i > 0 else L - 1)
-                    by_token[before] += weighted_previous
-                    by_position[before] += weighted_previous
-                    by_token[last] += weighted_previous
-                    by_position[last] += weighted_previous
-                    summed = at_query[i, u]
+                    summed[x[i - 1]] += weighted_previous
+                    last = V + (i - 1 if i > 0 else L - 1)
+                    run_gradient[u, last] += weighted_previous
+                    run_gradient[V + i, last] += weighted_previous
                     for k in range(L):
                         at_key = 0.0
                         for v in range(V):
                             at_key += centred[v] * keys[v, k]
-                        summed[k] += at_key
+                        summed[V + k] += at_key
             for i in range(L):
                 for u in range(V):
-                    weights, summed = by_key_position[r, u, i], at_query[i, u]
-                    by_token, by_position = run_gradient[u, V:], run_gradient[V + i, V:]
+                    weights, summed = by_key_position[r, u, i], by_query[i, u]
+                    by_token, by_position = run_gradient[u], run_gradient[V + i]
+                    for v in range(V):
+                        by_token[v] += summed[v]
+                        by_position[v] += summed[v]
                     for k in range(L):
-                        entry = weights[k] * summed[k]
-                        by_token[k] += entry
-                        by_position[k] += entry
+                        entry = weights[k] * summed[V + k]
+                        by_token[V + k] += entry
+                        by_position[V + k] += entry
             gradient[r] += run_gradient
 
     _kernels[V] = (forward_pass, backward_pass)
