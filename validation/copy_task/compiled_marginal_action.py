@@ -6,7 +6,8 @@ array (the tensor paths materialise several).  A sequence's tokens become its on
 ``keys[v, k]`` :math:`= [x_k = v]` once, so the loops over the keys run contiguously and vectorise instead of
 scattering by token.
 
-* :func:`forward_pass`: per query, :math:`K_v = \sum_{\ell'} e^{W_{tp}}[x_\ell, \ell']\, e^{W_{pp}}[\ell, \ell']\,[x_{\ell'} = v]`
+* :func:`forward_pass`: per query, the key sums
+  :math:`K_v = \sum_{\ell'} e^{W_{tp}}[x_\ell, \ell']\, e^{W_{pp}}[\ell, \ell']\,[x_{\ell'} = v]`
   (:math:`VL` multiply-adds), :math:`\Phi_{\ell v} = e_a[v] K_v / Z`, :math:`A_{\ell,\ell-1}`; it accumulates
   :math:`D` and :math:`\sum A_{\ell,\ell-1}` per run (the caller takes :math:`C = \sum\Phi^\top\Phi` and
   :math:`B = \sum\Phi^\top Y` by batched matrix products of the saved design).
@@ -97,11 +98,11 @@ def kernels(V: int):
                       of_targets, action_gradient, previous_gradient, gradient):
         """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from
         :math:`\\bar\\Phi = \\bar S(\\Phi\\,` ``of_design`` :math:`- Y` ``of_targets`` :math:`)` (``(R, V, V)`` each,
-        ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``.  A run's query terms are summed
-        by query position and token before they reach :math:`\\bar W`: ``by_query[i, u]`` holds the sums over the
-        sequences with :math:`x_i = u` of :math:`Q_i` (columns ``:V``) and of the key part :math:`H_i[x_k]` of
-        :math:`\\bar G` (columns ``V + k``); once per run, rows ``u`` and ``V + i`` of :math:`\\bar W` gain the first
-        and ``by_key_position[r, u, i, k]`` times the second."""
+        ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``.
+        A run's query terms are summed by query position and token before they reach :math:`\\bar W`:
+        ``by_query[i, u]`` holds the sums over the sequences with :math:`x_i = u` of :math:`Q_i` (columns ``:V``)
+        and of the key part :math:`H_i[x_k]` of :math:`\\bar G` (columns ``V + k``); once per run, rows ``u`` and
+        ``V + i`` of :math:`\\bar W` gain the first and ``by_key_position[r, u, i, k]`` times the second."""
         R, P, L = tokens.shape
         keys = np.empty((V, L), dtype=design.dtype)  # keys[v, k] = [x_k = v]
         phi_gradient, centred = np.empty(V, dtype=design.dtype), np.empty(V, dtype=design.dtype)
