@@ -8,7 +8,8 @@ compiled loops with the derived backward on one CPU thread (float64, the sampler
 
 Work: the traffic model of the compiled loops
 (:func:`~emergence.validation.copy_task.compiled_marginal_action.work_per_query`: each query's design,
-normaliser and copy attention written once and read once), i.e. the bytes a fused kernel must move; the
+normaliser, copy attention and targets as the CPU loops and their batched products move them), about the
+bytes a fused kernel must move; the
 row's fraction is of the GPU's own measured device-to-device copy bandwidth.  Autograd moves several times
 these bytes, so the fraction says how far the GPU path is from a fused kernel's bound.  Without a GPU: no
 records.  Its own module, so that ``emergence bench --only posterior_gradient_gpu`` runs the GPU rows alone

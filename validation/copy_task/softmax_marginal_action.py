@@ -20,7 +20,7 @@ row maximum, which cancels in every softmax row): for the query :math:`(\ell, u 
 
 so :math:`A_{\ell\ell'} = e_a[x_{\ell'}]\, e_b[\ell']/Z_\ell`, :math:`\Phi_{\ell v} = e_a[v] K_v / Z_\ell` with the key sums
 :math:`K_v = \sum_{\ell'} X_{\ell' v}\, e_b[\ell']` and :math:`Z_\ell = \sum_v e_a[v] K_v`, and
-:math:`A_{\ell,\ell-1} = e_a[x_{\ell-1}]\, e_b[\ell-1] / Z_\ell`: :math:`L(V + 1)` multiply-adds per query, no
+:math:`A_{\ell,\ell-1} = e_a[x_{\ell-1}]\, e_b[\ell-1] / Z_\ell`: :math:`V(L + 1)` multiply-adds per query, no
 per-sequence ``L x L`` array (:mod:`~emergence.validation.copy_task.compiled_marginal_action` runs the loops).
 
 **Backward (derived, checked against autograd in tests/test_softmax_marginal_action.py).** With the
@@ -93,8 +93,11 @@ class _CompiledPasses:
             saved = (torch.empty(R_g, P, L, V, dtype=weights.dtype), torch.empty(R_g, P, L, dtype=weights.dtype),
                      torch.empty(R_g, P, L, dtype=weights.dtype))  # design, normaliser, previous
             forward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *self.tables,
-                         *(t.numpy() for t in saved), self.C.numpy(), self.B.numpy(), self.D.numpy(),
-                         self.previous_sum.numpy())
+                         *(t.numpy() for t in saved), self.D.numpy(), self.previous_sum.numpy())
+            design, targets = saved[0].reshape(R_g, P * L, V), group.targets.reshape(R_g, P * L, V)
+            # C and B by batched products (about 3x cheaper than V x V sums inside the loops)
+            self.C.index_add_(0, group.runs, design.transpose(1, 2) @ design)
+            self.B.index_add_(0, group.runs, design.transpose(1, 2) @ targets)
             self.groups.append((group, saved))
 
     def weight_gradient(self, of_design, of_targets, design_weight, previous_weight) -> torch.Tensor:
