@@ -266,3 +266,15 @@ def test_a_continuous_onset_is_bisected_only_while_unresolved():
     off = _continuous_sweep(_rise_at(2 * ONSET))  # bracket 1089–1491: ratio 1.6–2.19 straddles 2
     assert next_bisection("softmax", off, _continuous_theory(), ONSET_GRID) == bisection_point([1089, 1491])
     assert next_bisection("softmax", _continuous_sweep(_rise_at(ONSET)), _continuous_theory(), ONSET_GRID) is None
+
+
+def test_the_status_row_of_a_continuous_prediction_states_the_onset_and_can_fail():
+    from emergence.validation.theory_status import _copy_task_rows
+
+    good = _copy_task_rows([_status_experiment(_continuous_sweep(_rise_at(ONSET)), _continuous_theory())])
+    assert good[0]["holds"] == "yes"
+    assert "onset predicted 680, measured 580–795, ratio 0.852–1.17" in good[0]["measured"]
+    assert "against no predicted window (a continuous onset)" in good[0]["measured"]
+    assert "grid bracket/theory onset 0.85–1.2" in good[0]["measured"]
+    off = _copy_task_rows([_status_experiment(_continuous_sweep(_rise_at(2 * ONSET)), _continuous_theory())])
+    assert off[0]["holds"] == "no"
