@@ -191,3 +191,90 @@ def test_the_status_rows_state_the_bracket_the_landing_and_the_hysteresis_and_ca
     short = [128, 256, 512]
     old_row = _copy_task_rows([_status_experiment(_sweep(_jump_at(300), grid=short), _theory(342.0, [300, 400]))])
     assert old_row[0]["holds"] == "no" and "needs 8 spanning" in old_row[0]["measured"]
+
+
+# The continuous softmax verdict: a theory whose copy head switches on without a jump (correlated or skewed
+# tokens) is judged on the onset, the steepest rise of a_G in ln P, within the factor of the linear transitions.
+
+ONSET = 680.5
+ONSET_GRID = grid_around(ONSET)  # [226, 310, 424, 580, 795, 1089, 1491, 2042]
+
+
+def _rise_at(onset):
+    """A smooth a_G rising most steeply in ln P at ``onset`` (a logistic in ln P)."""
+    return lambda P: 0.07 + 0.45 / (1 + (onset / P) ** 4)
+
+
+def _continuous_theory(onset=ONSET):
+    """A stand-in continuous prediction: no P*, no window, a_G the smooth rise with its steepest point at ``onset``."""
+    P = sorted(list(np.geomspace(100, 10_000, 200)) + ONSET_GRID)
+    aG = [_rise_at(onset)(p) for p in P]
+    return {"P": P, "c1": [1 - a for a in aG], "cG": aG, "aG": aG, "loss": [1.0] * len(P),
+            "copy_fraction": [0.5] * len(P), "transition_type": "continuous",
+            "transitions": {"P_star": None, "spinodals": None, "onset": onset}}
+
+
+def _continuous_sweep(aG_of, bistable_of=lambda P: False, grid=ONSET_GRID):
+    return measured_curves("softmax", "adam", list(grid), [_point(P, aG_of(P), bistable=bistable_of(P)) for P in grid])
+
+
+def test_a_continuous_prediction_is_judged_on_the_onset_and_passes_where_it_rises():
+    from emergence.validation.copy_task.analysis import verdict_lines
+
+    measured = _continuous_sweep(_rise_at(ONSET))
+    result = agreement("softmax", measured, _continuous_theory())
+    assert result["passes"], result["reasons"]
+    assert result["verdict_kind"] == "continuous_onset" and list(result["transitions"]) == ["onset"]
+    onset = result["transitions"]["onset"]
+    assert onset["status"] == "within" and onset["bracket"] == [580, 795]
+    assert "landing" not in result and result["hysteresis"]["matches"] and result["grid"]["spans"]
+    lines = verdict_lines("softmax", measured, result)
+    assert lines[0].startswith("verdict kind: continuous_onset")
+    assert "onset: predicted 680, measured 580–795, ratio 0.852–1.17: within a factor 2" in lines[1]
+    assert "against no metastable window (a continuous onset)" in "\n".join(lines)
+    json.dumps(result)
+
+
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_a_continuous_onset_a_factor_2_off_fails(factor):
+    """The planted rise at twice (half) the predicted onset: its bracket is not within a factor 2."""
+    result = agreement("softmax", _continuous_sweep(_rise_at(factor * ONSET)), _continuous_theory())
+    assert result["verdict_kind"] == "continuous_onset"
+    assert not result["passes"] and result["transitions"]["onset"]["status"] != "within"
+
+
+def test_a_measured_jump_with_hysteresis_fails_a_continuous_prediction():
+    """A first-order jump between 580 and 795 with two minima there: the steepest rise sits at the predicted
+    onset, but a continuous prediction must not pass a measured metastable window."""
+    jump = _continuous_sweep(_jump_at(700), bistable_of=lambda P: 580 <= P <= 795)
+    result = agreement("softmax", jump, _continuous_theory())
+    assert result["transitions"]["onset"]["status"] == "within"
+    assert not result["passes"] and not result["hysteresis"]["matches"]
+    assert any(reason.startswith("two minima (hysteresis) at P = 580, 795: a first-order signature")
+               for reason in result["reasons"])
+
+
+def test_a_first_order_prediction_keeps_the_jump_verdict():
+    result = agreement("softmax", _sweep(_jump_at(900)), _theory() | {"transition_type": "first order"})
+    assert result["verdict_kind"] == "first_order_jump" and list(result["transitions"]) == ["P_star"]
+    assert result["passes"] and "landing" in result
+
+
+def test_a_continuous_onset_is_bisected_only_while_unresolved():
+    from emergence.validation.copy_task.analysis import next_bisection
+
+    off = _continuous_sweep(_rise_at(2 * ONSET))  # bracket 1089–1491: ratio 1.6–2.19 straddles 2
+    assert next_bisection("softmax", off, _continuous_theory(), ONSET_GRID) == bisection_point([1089, 1491])
+    assert next_bisection("softmax", _continuous_sweep(_rise_at(ONSET)), _continuous_theory(), ONSET_GRID) is None
+
+
+def test_the_status_row_of_a_continuous_prediction_states_the_onset_and_can_fail():
+    from emergence.validation.theory_status import _copy_task_rows
+
+    good = _copy_task_rows([_status_experiment(_continuous_sweep(_rise_at(ONSET)), _continuous_theory())])
+    assert good[0]["holds"] == "yes"
+    assert "onset predicted 680, measured 580–795, ratio 0.852–1.17" in good[0]["measured"]
+    assert "against no predicted window (a continuous onset)" in good[0]["measured"]
+    assert "grid bracket/theory onset 0.85–1.2" in good[0]["measured"]
+    off = _copy_task_rows([_status_experiment(_continuous_sweep(_rise_at(2 * ONSET)), _continuous_theory())])
+    assert off[0]["holds"] == "no"

@@ -252,3 +252,28 @@ def test_default_grid_is_what_the_verdict_asks_for():
     for name in ("P1", "crossover"):
         inside = [P for P in linear if transitions[name] / 2 - 0.5 <= P <= 2 * transitions[name] + 0.5]
         assert len(inside) == 5 and inside[0] <= transitions[name] / 2 + 0.5 and inside[-1] >= 2 * transitions[name] - 0.5
+
+
+def test_a_continuous_softmax_prediction_states_its_type_and_onset():
+    """markov rho = 0.6 at L = 16, V = 4 switches on continuously (onset 306.9 in the real-text page, quoted to
+    4 digits: rel 1e-3); the i.i.d. process jumps, and its record says why it has no onset."""
+    import numpy as np
+
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.predictions import predicted_phase_diagram
+
+    convention, grid = CopyTaskConvention(attention="softmax"), np.geomspace(100, 1000, 60)
+    continuous = predicted_phase_diagram("softmax", 16, 4, convention, grid, tokens="markov:rho=0.6")
+    assert continuous["transition_type"] == "continuous" and continuous["transitions"]["P_star"] is None
+    assert continuous["transitions"]["onset"] == pytest.approx(306.9, rel=1e-3)
+    jump = predicted_phase_diagram("softmax", 16, 4, convention, grid)
+    assert jump["transition_type"] == "first order" and jump["transitions"]["onset"] is None
+    assert jump["missing_transitions"]["onset"] == "the copy head switches on by a jump (P_star)"
+
+
+def test_the_default_grid_of_a_continuous_softmax_prediction_lies_around_its_onset():
+    from emergence.validation.copy_task.analysis import grid_around
+    from emergence.validation.copy_task.copy_experiment import grid_around_prediction
+
+    grid = grid_around_prediction("softmax", 16, 4, tokens="markov:rho=0.6")
+    assert grid == grid_around(306.9) == [102, 140, 191, 262, 359, 491, 673, 921]

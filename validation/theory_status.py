@@ -95,13 +95,15 @@ def _ratio_range(ratio) -> str:
 
 
 def _softmax_jump(agreement: dict, measured: dict) -> str:
-    """Where the measured softmax jump lies (bisected bracket), where it lands, and the hysteresis, in words."""
+    """Where the measured softmax jump (or, against a continuous prediction, the onset) lies (bisected bracket),
+    where it lands, and the hysteresis, in words."""
     from emergence.validation.copy_task.analysis import quote_bracket
 
-    verdict = agreement.get("transitions", {}).get("P_star", {})
+    name, label = ("onset", "onset") if agreement.get("verdict_kind") == "continuous_onset" else ("P_star", "P*")
+    verdict = agreement.get("transitions", {}).get(name, {})
     grid = agreement.get("grid") or {}
     added = (measured.get("bisection") or {}).get("added_P") or []
-    parts = [f"P* {verdict.get('summary', 'not compared')}"
+    parts = [f"{label} {verdict.get('summary', 'not compared')}"
              + (f" (bracket after bisection at P = {', '.join(str(p) for p in added)})" if added else "")]
     if grid:
         parts.append(f"{grid['points']} grid points from {min(measured['P']):g} to {max(measured['P']):g} against "
@@ -111,8 +113,9 @@ def _softmax_jump(agreement: dict, measured: dict) -> str:
     window = agreement.get("hysteresis")
     if window:
         two = window["measured_two_minima"]
-        parts.append(f"two minima (hysteresis) at P {quote_bracket(two) if two else 'nowhere'} against the predicted "
-                     f"spinodal window {quote_bracket(window['window'])}")
+        expected = ("no predicted window (a continuous onset)" if window["window"] is None
+                    else f"the predicted spinodal window {quote_bracket(window['window'])}")
+        parts.append(f"two minima (hysteresis) at P {quote_bracket(two) if two else 'nowhere'} against {expected}")
     return "; ".join(parts)
 
 
@@ -131,10 +134,11 @@ def _linear_brackets(agreement: dict, measured: dict) -> str:
 def _copy_task_rows(experiments: list[dict]) -> list[dict[str, Any]]:
     rows = []
     for e in experiments:
-        names = ("P_star",) if e["attention"] == "softmax" else ("P1", "crossover")
         optimizers = [o for o in SAMPLER_CLAIMS if o in e["agreement"]]
         for optimizer in optimizers:
             agreement, measured = e["agreement"][optimizer], e["measured"][optimizer]
+            names = tuple(agreement.get("transitions") or (("P_star",) if e["attention"] == "softmax"
+                                                           else ("P1", "crossover")))
             ratios = ", ".join(f"{n} {_ratio_range(agreement.get('ratios', {}).get(n))}" for n in names)
             rms = agreement.get("order_parameter_rms", {})
             jump = (f"{_softmax_jump(agreement, measured)}; " if e["attention"] == "softmax"

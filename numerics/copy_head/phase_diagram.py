@@ -20,6 +20,11 @@ vectorised pass, :mod:`.minimisation`) and locates the transitions on it:
 - ``P_star`` and ``spinodals``: the coexistence point and the metastable window
   (:mod:`.first_order`).
 
+:func:`softmax_copy_transition` says how the softmax copy head switches on along a diagram: by a jump
+(``first order``, at ``P_star``) or by a continuous rise (``continuous``, at its ``onset``, the steepest rise of
+:math:`c_G` in :math:`\ln P`, :func:`~.crossover.copy_onset`), as it does for correlated or skewed token
+processes.
+
 A transition that does not occur inside the grid is ``None``, and the record's
 ``missing_transitions`` says why (:func:`missing_reasons`).
 """
@@ -163,6 +168,20 @@ def transitions_of(action, minima: LocalMinima, y: np.ndarray, why: dict | None 
         "P_star": P_star,
         "spinodals": None if window is None else list(window),
     }
+
+
+def softmax_copy_transition(action, curves: GlobalMinimumCurves) -> dict:
+    r"""How the softmax copy head switches on along ``curves`` (the :func:`phase_diagram` of ``action``).
+
+    ``{"type": "first order", "onset": None}`` where the global minimum jumps (``P_star``);
+    ``{"type": "continuous", "onset": P}`` where it does not and the steepest rise of :math:`c_G` in
+    :math:`\ln P` (:func:`~.crossover.copy_onset`) lies inside the grid; ``{"type": None, "onset": None}``
+    where neither is on the grid.
+    """
+    if curves.transitions.get("P_star") is not None:
+        return {"type": "first order", "onset": None}
+    onset = copy_onset(action, curves.P, curves.minima.global_minimum()[0])
+    return {"type": None if onset is None else "continuous", "onset": onset}
 
 
 def phase_diagram(action, P) -> GlobalMinimumCurves:

@@ -23,6 +23,10 @@ when the order parameter changes by at least :math:`\delta` = :data:`SIGNIFICANT
   Above a square-root onset :math:`c_1 = A\sqrt{P - P_1}` the point :math:`c_1 = \delta` lies
   :math:`(\delta/A)^2` above :math:`P_1` (0.2 sequences at L = 32, V = 8, where A ≈ 0.12), far
   inside any bracket;
+* softmax ``onset``: the interval of steepest rise of :math:`a_G` in :math:`\ln P`, read like the linear
+  ``crossover`` below (the same criteria).  For softmax attention :math:`c_1 = 1 - c_G`, so
+  :math:`a_G = 1/L + (1 - 1/L)\,c_G` rises most steeply where :math:`c_G` does: the theory's onset
+  (:func:`~emergence.numerics.copy_head.crossover.copy_onset`) is the same point;
 * linear ``crossover``: the interval of steepest rise of :math:`c_G` in :math:`\ln P`,
   :math:`\max_i [c_G(P_{i+1}) - c_G(P_i)]/\ln(P_{i+1}/P_i)` (the copy-mode onset, as the theory
   defines it), when :math:`c_G` rises by at least :math:`\delta` across the grid
@@ -36,6 +40,12 @@ just above the measured onset: a point value of :math:`P_1` that does not depend
 spacing, compared with the prediction like a bracket of width zero.
 
 Each transition record says why it is absent when it is (``note``).
+
+**Verdict kind** (:func:`verdict_kind`, reported as ``verdict_kind``): linear attention is judged on its
+second-order point and crossover (``second_order_onset``); softmax attention on its first-order jump
+(``first_order_jump``) unless the prediction's copy head switches on continuously (``transition_type``
+``continuous`` with an ``onset``, as for correlated or skewed token processes): then on the onset
+(``continuous_onset``).
 
 **Agreement** with a predicted transition :math:`P_{th}` (factor :math:`F` = :data:`AGREEMENT_FACTOR`):
 the measured bracket gives the ratio range :math:`[P_i/P_{th}, P_{i+1}/P_{th}]`, which is
@@ -52,6 +62,15 @@ but fails the verdict: missing data is a failure; so does a measurement without 
 convergence record), at least two points converged, and every transition of the attention is
 ``within``: an untested transition (``beyond grid``, ``absent``) fails like a wrong one.  For a linear
 sweep the fitted :math:`P_1` (:func:`onset_fit`) must lie within the factor too.
+For a softmax sweep against a continuous onset it needs, besides the measured onset within the factor
+(the tolerance of the linear transitions),
+
+* the grid of a jump verdict spanning :math:`[P_{\rm onset}/3, 3P_{\rm onset}]` (:func:`grid_coverage`),
+  so that the steepest rise is read with room on both sides;
+* for Adam, no point with two minima (:func:`hysteresis` with no window): a measured first-order jump
+  with its metastable window does not pass a continuous prediction.  Without two starts (SGLD) a
+  measured jump is not told from a steep continuous rise.
+
 For a softmax sweep against a predicted :math:`P^*` it needs, besides,
 
 * a grid of at least :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]`
@@ -117,7 +136,11 @@ FIT_SHARE = 0.6
 r""":func:`onset_fit` keeps points with :math:`c_1` below this share of its largest value (the onset
 law holds near :math:`P_1`; far above it :math:`c_1` saturates)."""
 
-TRANSITION_NAMES = {"softmax": ("P_star",), "linear": ("P1", "crossover")}
+TRANSITION_NAMES = {"softmax": ("P_star", "onset"), "linear": ("P1", "crossover")}
+"""The transitions read off a measured sweep of each attention."""
+VERDICT_TRANSITIONS = {"first_order_jump": ("P_star",), "continuous_onset": ("onset",),
+                       "second_order_onset": ("P1", "crossover")}
+"""The transitions each kind of verdict compares with the prediction."""
 
 COVERAGE_THRESHOLD = 0.5
 """The two order parameters capture most of a trained attention pattern when the coverage (the share of the
@@ -172,17 +195,18 @@ def _second_order_point(P, c1: np.ndarray) -> dict:
                                         f"P = {P[first - 1]:g} and {P[first]:g}")
 
 
-def _onset(P, cG: np.ndarray) -> dict:
-    rise = _largest_rise(cG)
+def _onset(P, values: np.ndarray, name: str = "c_G") -> dict:
+    """The copy onset: steepest rise in ln P of the order parameter ``name`` (``values`` on ``P``)."""
+    rise = _largest_rise(values)
     if rise < SIGNIFICANT_CHANGE:
-        return _absent(f"c_G rises by only {rise:.2g} across the grid (needs {SIGNIFICANT_CHANGE:g}; "
-                       f"c_G between {cG.min():.2g} and {cG.max():.2g}): no copy onset inside the grid")
-    i = int(np.argmax(np.diff(cG) / np.diff(np.log(np.asarray(P, dtype=float)))))
+        return _absent(f"{name} rises by only {rise:.2g} across the grid (needs {SIGNIFICANT_CHANGE:g}; "
+                       f"{name} between {values.min():.2g} and {values.max():.2g}): no copy onset inside the grid")
+    i = int(np.argmax(np.diff(values) / np.diff(np.log(np.asarray(P, dtype=float)))))
     if i == len(P) - 2 and len(P) > 2:
-        return _absent(f"c_G rises by {rise:.2g} but most steeply on the grid's last interval (P = {P[i]:g} to "
+        return _absent(f"{name} rises by {rise:.2g} but most steeply on the grid's last interval (P = {P[i]:g} to "
                        f"{P[i + 1]:g}): the copy onset may lie beyond the grid")
-    return _bracket(P, i, rise, f"c_G rises by {rise:.2g} across the grid, steepest in ln P between P = {P[i]:g} "
-                                f"and {P[i + 1]:g}")
+    return _bracket(P, i, rise, f"{name} rises by {rise:.2g} across the grid, steepest in ln P between "
+                                f"P = {P[i]:g} and {P[i + 1]:g}")
 
 
 def onset_fit(P: Sequence[float], c1: Sequence[float], bracket: Sequence[float] | None, beta: float | None) -> dict:
@@ -221,7 +245,8 @@ def onset_fit(P: Sequence[float], c1: Sequence[float], bracket: Sequence[float] 
 
 
 def measured_transitions(attention: str, P: Sequence[float], curves: dict) -> dict:
-    """Each transition of ``attention`` as ``{"bracket": [P_i, P_i+1] | None, "rise", "note"}`` (see module docstring).
+    """Each transition of ``attention`` (:data:`TRANSITION_NAMES`) as ``{"bracket": [P_i, P_i+1] | None, "rise",
+    "note"}`` (see module docstring).
 
     ``P`` must be increasing; ``curves`` holds ``aG`` (softmax) or ``c1`` and ``cG`` (linear) on it.
     """
@@ -229,7 +254,8 @@ def measured_transitions(attention: str, P: Sequence[float], curves: dict) -> di
     if len(P) < 2:
         return {name: _absent(f"{len(P)} converged grid point(s): a transition needs at least 2") for name in names}
     if attention == "softmax":
-        return {"P_star": _jump(P, np.asarray(curves["aG"], dtype=float))}
+        aG = np.asarray(curves["aG"], dtype=float)
+        return {"P_star": _jump(P, aG), "onset": _onset(P, aG, "a_G")}
     return {
         "P1": _second_order_point(P, np.asarray(curves["c1"], dtype=float)),
         "crossover": _onset(P, np.asarray(curves["cG"], dtype=float)),
@@ -281,13 +307,15 @@ def measured_curves(attention: str, optimizer: str, P: Sequence[float], results:
     return measured
 
 
-def hysteresis(measured: dict, window: Sequence[float]) -> dict:
+def hysteresis(measured: dict, window: Sequence[float] | None) -> dict:
     """Two minima inside the predicted metastable ``window``, one outside? (see the module docstring).
 
     ``inside``: some point inside the window has two minima (hysteresis where predicted); ``matches``:
-    besides, no point inside it has one minimum and no point outside it has two.
+    besides, no point inside it has one minimum and no point outside it has two.  ``window`` None: the
+    theory predicts no metastable window (a continuous onset), every point lies outside it, and
+    ``matches`` holds when no point has two minima.
     """
-    low, high = window
+    low, high = (np.inf, -np.inf) if window is None else window
     points = []
     for P, bistable, settled in zip(measured["P"], measured["bistable_fraction"], measured["all_converged_fraction"]):
         state = "two minima" if bistable > 0 else "one minimum" if settled == 1 else "undecided"
@@ -295,12 +323,14 @@ def hysteresis(measured: dict, window: Sequence[float]) -> dict:
     inside = [p["state"] for p in points if p["inside_window"]]
     outside = [p["state"] for p in points if not p["inside_window"]]
     bistable = [p["P"] for p in points if p["state"] == "two minima"]
+    expected_inside = window is not None and "two minima" in inside and "one minimum" not in inside
     return {
-        "window": [low, high],
+        "window": None if window is None else [low, high],
         "measured_two_minima": [min(bistable), max(bistable)] if bistable else None,
+        "two_minima_P": bistable,
         "points": points,
         "inside": "two minima" in inside,
-        "matches": bool("two minima" in inside and "one minimum" not in inside and "two minima" not in outside),
+        "matches": bool((window is None or expected_inside) and "two minima" not in outside),
     }
 
 
@@ -343,17 +373,19 @@ def linear_grid(P1: float, crossover: float, points: int = LINEAR_POINTS) -> lis
 def next_bisection(attention: str, measured: dict, predicted: dict | None, grid: Sequence[float]) -> int | None:
     """The next point to run inside a measured bracket (:func:`bisection_point`), or None when none is needed.
 
-    Softmax: inside the jump's bracket, always (narrowing :math:`P^*`).  Linear: inside the first
-    transition whose bracket straddles a bound of the agreement factor (``unresolved`` against
-    ``predicted``), so a linear sweep stops bisecting once each bracket decides, or when no whole number
-    is left inside the bracket (the resolution of one sequence).
+    Softmax judged on its jump (:func:`verdict_kind`): inside the jump's bracket, always (narrowing
+    :math:`P^*`).  Linear, and softmax judged on a continuous onset: inside the first transition whose
+    bracket straddles a bound of the agreement factor (``unresolved`` against ``predicted``), so the sweep
+    stops bisecting once each bracket decides, or when no whole number is left inside the bracket (the
+    resolution of one sequence).
     """
-    if attention == "softmax":
+    kind = verdict_kind(attention, predicted)
+    if kind == "first_order_jump":
         candidates = [(measured.get("P_star") or {}).get("bracket")]
     elif predicted is None:
         return None
     else:
-        candidates = [(measured.get(name) or {}).get("bracket") for name in TRANSITION_NAMES[attention]
+        candidates = [(measured.get(name) or {}).get("bracket") for name in VERDICT_TRANSITIONS[kind]
                       if compare_transition((measured.get(name) or {}).get("bracket"),
                                             predicted["transitions"].get(name), grid)["status"] == "unresolved"]
     for bracket in candidates:
@@ -363,8 +395,10 @@ def next_bisection(attention: str, measured: dict, predicted: dict | None, grid:
     return None
 
 
-def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
+def grid_coverage(grid: Sequence[float], predicted: float, name: str = "P*") -> dict:
     r"""Whether a grid has :data:`GRID_POINTS` points spanning :math:`[P^*/3, 3P^*]` (``spans``), and why not.
+
+    ``name``: the predicted transition in the reason (``P*``, or ``onset`` for a continuous softmax onset).
 
     >>> grid_coverage([319, 437, 598, 818, 1120, 1533, 2098, 2872], 957.1)["spans"]
     True
@@ -376,7 +410,7 @@ def grid_coverage(grid: Sequence[float], predicted: float) -> dict:
     # a whole number of sequences within half a sequence of the bound counts as reaching it
     spans = points >= GRID_POINTS and min(grid) <= low + 0.5 and max(grid) >= high - 0.5
     reason = (f"the grid has {points} points in [{_number(min(grid))}, {_number(max(grid))}] (needs {GRID_POINTS} "
-              f"spanning [{_number(low)}, {_number(high)}] around the predicted P* = {_number(predicted)})")
+              f"spanning [{_number(low)}, {_number(high)}] around the predicted {name} = {_number(predicted)})")
     return {"points": points, "span": [low, high], "spans": bool(spans), "reason": None if spans else reason}
 
 
@@ -466,24 +500,43 @@ def compare_transition(bracket: Sequence[float] | None, predicted: float | None,
     }
 
 
+def verdict_kind(attention: str, predicted: dict | None) -> str:
+    """Which verdict judges a sweep (module docstring): ``second_order_onset`` (linear), ``continuous_onset``
+    (softmax whose prediction switches on continuously, with an onset) or ``first_order_jump`` (other softmax).
+
+    >>> verdict_kind("softmax", {"transition_type": "continuous", "transitions": {"P_star": None, "onset": 680.5}})
+    'continuous_onset'
+    >>> verdict_kind("softmax", {"transition_type": "first order", "transitions": {"P_star": 292.0, "onset": None}})
+    'first_order_jump'
+    """
+    if attention == "linear":
+        return "second_order_onset"
+    continuous = (predicted is not None and predicted.get("transition_type") == "continuous"
+                  and predicted["transitions"].get("onset") is not None)
+    return "continuous_onset" if continuous else "first_order_jump"
+
+
 def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
-    """The stated metric and the verdict: per-transition status, ratio ranges, ``passes`` and its ``reasons``."""
+    """The stated metric and the verdict: its ``verdict_kind``, per-transition status, ratio ranges, ``passes`` and
+    its ``reasons``."""
     metric = (
         "grid bracket of each measured transition over the predicted value (passes when every bracket lies within "
         f"a factor {AGREEMENT_FACTOR:g}, none is missing, unexpected, unresolved or untested, and at least two "
-        "points converged; linear besides: the P1 fitted to the onset law within the factor); RMS of measured "
-        "minus predicted order parameters over the converged grid"
+        "points converged; linear besides: the P1 fitted to the onset law within the factor; softmax with a "
+        "continuous prediction: the steepest rise of a_G against the predicted onset, and no point with two minima); "
+        "RMS of measured minus predicted order parameters over the converged grid"
     )
     kept, reasons = _converged_points(measured)
     grid = [measured["P"][i] for i in kept]
     if predicted is None:
-        return {"metric": metric, "available": False, "converged_points": len(kept), "passes": False,
-                "reasons": reasons + ["no theory prediction for this convention"]}
+        return {"metric": metric, "available": False, "verdict_kind": None, "converged_points": len(kept),
+                "passes": False, "reasons": reasons + ["no theory prediction for this convention"]}
+    kind = verdict_kind(attention, predicted)
     statuses = {name: compare_transition((measured.get(name) or _absent("not measured"))["bracket"],
                                          predicted["transitions"].get(name), grid)
-                for name in TRANSITION_NAMES[attention]}
+                for name in VERDICT_TRANSITIONS[kind]}
     failures = [f"{name} {v['summary']}" for name, v in statuses.items() if v["status"] != "within"]
-    extra, checked = (_onset_agreement if attention == "linear" else _jump_agreement)(measured, predicted, kept, grid)
+    extra, checked = _KIND_CHECKS[kind](measured, predicted, kept, grid)
     failures += checked
     if measured.get("nonconverged_P"):
         failures.append("non-converged points fail the verdict (missing data)")
@@ -493,6 +546,7 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     return {
         "metric": metric,
         "available": True,
+        "verdict_kind": kind,
         "transitions": statuses,
         "ratios": {name: v["ratio"] for name, v in statuses.items()},
         "within_factor": {name: v["status"] == "within" for name, v in statuses.items()},
@@ -580,6 +634,39 @@ def _jump_agreement(measured: dict, predicted: dict, kept: list[int], grid: list
     return extra, failures
 
 
+def _continuous_agreement(measured: dict, predicted: dict, kept: list[int], grid: list) -> tuple[dict, list[str]]:
+    """Softmax attention whose prediction switches on continuously: the grid spans the predicted onset as a jump's
+    grid spans P* (:func:`grid_coverage`), and (two starts) no point has two minima: a measured first-order jump
+    with its metastable window fails a continuous prediction.  Returns the report's ``grid`` and ``hysteresis``
+    entries and the failures."""
+    onset = predicted["transitions"]["onset"]
+    failures = []
+    extra: dict = {"grid": grid_coverage(measured["P"], onset, "onset")}
+    if not extra["grid"]["spans"]:
+        failures.append(extra["grid"]["reason"])
+    if "bistable_fraction" in measured:  # Adam: the two starts test for a first-order jump
+        extra["hysteresis"] = hysteresis(measured, None)
+        two = extra["hysteresis"]["two_minima_P"]
+        if two:
+            failures.append(f"two minima (hysteresis) at P = {', '.join(f'{p:g}' for p in two)}: a first-order "
+                            f"signature where the theory predicts a continuous onset at {_number(onset)}")
+    return extra, failures
+
+
+_KIND_CHECKS = {"second_order_onset": _onset_agreement, "first_order_jump": _jump_agreement,
+                "continuous_onset": _continuous_agreement}
+"""The checks each kind of verdict adds to the transitions' brackets."""
+
+VERDICT_WORDS = {
+    "first_order_jump": "first-order jump (the bracket of the largest step of a_G against the predicted P*, its "
+                        "landing and the hysteresis)",
+    "continuous_onset": "continuous onset (the bracket of the steepest rise of a_G in ln P against the predicted "
+                        "onset; no point may have two minima)",
+    "second_order_onset": "second-order point and copy crossover (the brackets of P1 and of the crossover, and P1 "
+                          "fitted to the onset law)",
+}
+
+
 def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> list[str]:
     """The console summary of a validation: each transition predicted and measured, the ratio, ``passes`` and why."""
     lines = []
@@ -587,8 +674,11 @@ def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> lis
         lines.append(f"non-converged points: {len(measured['nonconverged_P'])} of {len(measured['P'])} "
                      f"(P = {', '.join(f'{p:g}' for p in measured['nonconverged_P'])}), excluded from the transitions "
                      f"and the comparison (converged: {measured.get('convergence_criterion', '')})")
+    kind = agreement_record.get("verdict_kind")
+    if kind:
+        lines.append(f"verdict kind: {kind}, {VERDICT_WORDS[kind]}")
     statuses = agreement_record.get("transitions", {})
-    for name in TRANSITION_NAMES[attention]:
+    for name in VERDICT_TRANSITIONS[kind] if kind else TRANSITION_NAMES[attention]:
         record = measured.get(name) or _absent("not measured")
         if name in statuses:
             lines.append(f"{name}: {statuses[name]['summary']} [{record['note']}]")
@@ -605,9 +695,10 @@ def verdict_lines(attention: str, measured: dict, agreement_record: dict) -> lis
     window = agreement_record.get("hysteresis")
     if window:
         two = window["measured_two_minima"]
+        expected = ("no metastable window (a continuous onset)" if window["window"] is None
+                    else f"the predicted spinodal window {quote_bracket(window['window'])}")
         lines.append(f"hysteresis: two minima measured {quote_bracket(two) if two else 'nowhere'} "
-                     f"(end points of the grid points with two minima) against the predicted spinodal window "
-                     f"{quote_bracket(window['window'])}")
+                     f"(end points of the grid points with two minima) against {expected}")
     reasons = agreement_record.get("reasons", [])
     lines.append(f"passes: {str(agreement_record.get('passes', False)).lower()}"
                  + (f" ({'; '.join(reasons)})" if reasons else ""))

@@ -166,7 +166,8 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
     r"""The grid the verdict asks for, built around the theory's own transitions at this convention.
 
     Softmax: ``points`` (default :data:`~emergence.validation.copy_task.analysis.GRID_POINTS`) whole
-    numbers of sequences log-spaced over :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`.  Linear:
+    numbers of sequences log-spaced over :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`, or around the
+    predicted onset where the copy head switches on continuously (no :math:`P^*`).  Linear:
     ``points`` (default :data:`~emergence.validation.copy_task.analysis.LINEAR_POINTS`) over each of
     :math:`[P_1/2, 2P_1]` and :math:`[P_G/2, 2P_G]` (:func:`~emergence.validation.copy_task.analysis.linear_grid`).
 
@@ -181,13 +182,15 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
 
     parsed = CopyTaskConvention.parse(convention, attention=attention)
     transitions = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS), tokens)["transitions"]
-    names = ("P_star",) if attention == "softmax" else ("P1", "crossover")
+    names = ("P1", "crossover")
+    if attention == "softmax":
+        names = ("P_star",) if transitions.get("P_star") is not None or transitions.get("onset") is None else ("onset",)
     lacking = [name for name in names if transitions.get(name) is None]
     if lacking:
         raise EmergenceError(f"the theory has no {' and no '.join(lacking)} at L={L}, V={V} "
                              f"({convention or 'default convention'}): no grid around it to build")
     if attention == "softmax":
-        return grid_around(transitions["P_star"], points or GRID_POINTS)
+        return grid_around(transitions[names[0]], points or GRID_POINTS)
     return linear_grid(transitions["P1"], transitions["crossover"], points or LINEAR_POINTS)
 
 

@@ -1,10 +1,13 @@
-"""The theory side of a copy-head validation: the predicted phase diagram.
+r"""The theory side of a copy-head validation: the predicted phase diagram.
 
 :func:`predicted_phase_diagram` minimises the engine's reduced action (the reconstruction of
 :mod:`emergence.theory.copy_head`, through the generated kernels) on the given grid of ``P`` at the
 run's own convention, and returns the record of ``emergence phase-diagram`` (keys
 ``attention, L, V, convention, P, c1, cG, loss, transitions{P1, crossover, P_star,
-spinodals, ...}``).
+spinodals, ...}``).  A softmax record says besides how the copy head switches on (``transition_type``:
+``first order``, ``continuous`` or ``None`` when neither lies on the grid; :func:`~emergence.numerics.copy_head.
+phase_diagram.softmax_copy_transition`) and, where it is continuous, its ``onset`` under ``transitions``: the
+steepest rise of :math:`c_G` in :math:`\ln P`, which the verdict compares with the measured onset.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from emergence.numerics.copy_head.phase_diagram import phase_diagram
+from emergence.numerics.copy_head.phase_diagram import phase_diagram, softmax_copy_transition
 from emergence.numerics.copy_head.reduced_action import reduced_action
 from emergence.numerics.copy_head.token_process import TokenProcess, token_process_action
 
@@ -24,11 +27,26 @@ def predicted_phase_diagram(attention: str, L: int, V: int, convention, P_grid: 
     ``tokens`` (``iid``, ``markov:rho=R``, ``zipf:alpha=A``, ``corpus:PATH``; the record names a non-i.i.d. process
     under ``tokens`` and its statistics' lag range and provenance under ``token_statistics``)."""
     process = TokenProcess.parse(tokens)
+    action = (reduced_action(attention, L, V, convention) if process.kind == "iid"
+              else token_process_action(attention, L, V, process, convention))
+    diagram = phase_diagram(action, np.asarray(P_grid, dtype=float))
+    record = diagram.as_record(convention)
+    if attention == "softmax":
+        record = _with_copy_onset(record, softmax_copy_transition(action, diagram))
     if process.kind == "iid":
-        return phase_diagram(reduced_action(attention, L, V, convention), np.asarray(P_grid, dtype=float)).as_record(convention)
-    action = token_process_action(attention, L, V, process, convention)
-    record = phase_diagram(action, np.asarray(P_grid, dtype=float)).as_record(convention)
+        return record
     return record | {"tokens": process.label(), "token_statistics": process.statistics_record(L, V)}
+
+
+def _with_copy_onset(record: dict, transition: dict) -> dict:
+    """``record`` with the softmax ``transition_type`` and ``transitions["onset"]`` (and why it is missing)."""
+    missing = dict(record["missing_transitions"])
+    if transition["onset"] is None:
+        missing["onset"] = ("the copy head switches on by a jump (P_star)" if transition["type"] == "first order"
+                            else "c_G has no steepest rise in ln P inside the grid")
+    return record | {"transition_type": transition["type"],
+                     "transitions": {**record["transitions"], "onset": transition["onset"]},
+                     "missing_transitions": missing}
 
 
 SADDLE_POINTS = 200

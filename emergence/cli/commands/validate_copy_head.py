@@ -39,12 +39,14 @@ def add_arguments(parser):
     parser.add_argument("--V", type=integer(2, what="V"), required=True, help="vocabulary size")
     parser.add_argument("--P-grid", default=None, type=argument_type(_P_grid_argument),
                         help="comma list of P, or geom:LOW:HIGH:POINTS (default: built around the theory's "
-                             "transitions at the convention: softmax, 8 points spanning [P*/3, 3P*]; linear, 5 "
+                             "transitions at the convention: softmax, 8 points spanning [P*/3, 3P*] (around the onset "
+                             "where the theory's copy head switches on continuously); linear, 5 "
                              "points over each of [P1/2, 2 P1] and [P_G/2, 2 P_G])")
     parser.add_argument("--bisect", type=integer(0), default=None,
                         help="after the grid, run up to this many extra points, each at the geometric midpoint of a "
-                             "measured bracket: softmax, the jump's (every time); linear, a transition's whose "
-                             "bracket straddles a bound of the factor 2 (until every bracket decides) (default: "
+                             "measured bracket: softmax, the jump's (every time); linear, and softmax with a continuous "
+                             "predicted onset, a transition's whose bracket straddles a bound of the factor 2 (until "
+                             "every bracket decides) (default: "
                              + ", ".join(f"{a} {n}" for a, n in DEFAULT_BISECTIONS.items()) + ")")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
