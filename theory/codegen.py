@@ -231,9 +231,9 @@ def _uses_special(kernels: tuple[Kernel, ...]) -> bool:
     return any("special." in kernel_body(k) for k in kernels)
 
 
-def kernel_body(kernel: Kernel,
-                printer_class: type[ArrayModulePrinter] | type[MpmathContextPrinter] = ArrayModulePrinter) -> str:
-    """The indented body (CSE assignments, outputs, ``return``) of one kernel function.
+def kernel_body(kernel: Kernel, mpmath: bool = False) -> str:
+    """The indented body (CSE assignments, outputs, ``return``) of one kernel function, printed
+    for array modules or, with ``mpmath``, for an mpmath context.
 
     For array printers, symbol-free constants are folded to float literals first; the
     mpmath printer keeps them exact so they follow the context's precision.  The text
@@ -241,13 +241,12 @@ def kernel_body(kernel: Kernel,
     per process for each (every backend prints the same body; the CSE is most of the cost
     of writing the modules).
     """
-    return _body_text(kernel.arguments, kernel.outputs, printer_class)
+    return _body_text(kernel.arguments, kernel.outputs, mpmath)
 
 
 @functools.cache
-def _body_text(arguments: tuple[sp.Symbol, ...], outputs: tuple[tuple[str, sp.Expr], ...],
-               printer_class: type[ArrayModulePrinter] | type[MpmathContextPrinter]) -> str:
-    printer = printer_class()
+def _body_text(arguments: tuple[sp.Symbol, ...], outputs: tuple[tuple[str, sp.Expr], ...], mpmath: bool) -> str:
+    printer = MpmathContextPrinter() if mpmath else ArrayModulePrinter()
     names = [n for n, _ in outputs]
     expressions = [sp.sympify(e) for _, e in outputs]
     if isinstance(printer, ArrayModulePrinter):
@@ -303,7 +302,7 @@ def mpmath_twin_source(kernel: Kernel) -> str:
         f'    """mpmath twin of :func:`{kernel.name}`, evaluated at the precision of ``ctx`` '
         '(e.g. ``mpmath.mp.clone()``)."""'
     )
-    body = kernel_body(kernel, MpmathContextPrinter)
+    body = kernel_body(kernel, mpmath=True)
     return f"def {kernel.name}_mp({arguments}, *, ctx):\n{docstring}\n{converted}\n{body}\n"
 
 
