@@ -46,24 +46,24 @@ def wrong_well_mass(centre: float) -> float:
 
 
 def sample_hidden_double_well(exchange_every: int | None, seed: int = 3, hidden: bool = False,
-                              draws: int = 1000) -> tuple[np.ndarray, WindowExchange | None]:
-    """HMC in every window, each chain started at (its window's centre, y = +1), with or without window exchange:
-    draws of x (or, with ``hidden``, of y), shape (K, chains, draws)."""
-    centres = torch.tensor(np.repeat(CENTRES, CHAINS), dtype=torch.float64)
-    theta = torch.nn.Parameter(torch.stack([centres, torch.ones_like(centres)], dim=1))
+                              draws: int = 1000, centres: np.ndarray = CENTRES) -> tuple[np.ndarray, WindowExchange | None]:
+    """HMC in every window (``centres``, stiffness ``KAPPA``), each chain started at (its window's centre, y = +1),
+    with or without window exchange: draws of x (or, with ``hidden``, of y), shape (K, chains, draws)."""
+    runs = torch.tensor(np.repeat(centres, CHAINS), dtype=torch.float64)
+    theta = torch.nn.Parameter(torch.stack([runs, torch.ones_like(runs)], dim=1))
 
     def biased():
-        return potential(theta[:, 0], theta[:, 1], torch.exp) + 0.5 * KAPPA * (theta[:, 0] - centres) ** 2
+        return potential(theta[:, 0], theta[:, 1], torch.exp) + 0.5 * KAPPA * (theta[:, 0] - runs) ** 2
 
     exchange = None
     if exchange_every:
-        exchange = WindowExchange([theta], lambda: theta[:, 0], WindowExchangeSettings(CENTRES, KAPPA, CHAINS, exchange_every),
+        exchange = WindowExchange([theta], lambda: theta[:, 0], WindowExchangeSettings(centres, KAPPA, CHAINS, exchange_every),
                                   generator=torch.Generator().manual_seed(seed + 1))
     sampler = HMC([theta], biased, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(seed))
     result = adapt_and_sample(sampler, warmup=200, draws=draws,
                               record=lambda: {"x": theta[:, 0].detach().clone(), "y": theta[:, 1].detach().clone()},
                               after_trajectory=exchange.after_trajectory if exchange else None)
-    return result["y" if hidden else "x"].numpy().reshape(len(CENTRES), CHAINS, -1), exchange
+    return result["y" if hidden else "x"].numpy().reshape(len(centres), CHAINS, -1), exchange
 
 
 def hidden_double_well_profile(draws: np.ndarray, ladders: bool):
@@ -71,6 +71,42 @@ def hidden_double_well_profile(draws: np.ndarray, ladders: bool):
                                bootstrap=40, ladders=ladders)
 
 
+HALF_LADDER = np.linspace(0.0, 2.0, 9)
+"""The windows of CENTRES on x >= 0: the same spacing and stiffness, the barrier high at 0, 0.25, 0.5 and low at 2,
+where the well y = -1 holds nearly all the mass; a configuration walks the 9 windows in far fewer exchanges."""
+
+
+def exchange_on_the_half_ladder_errors(seed: int = 3) -> list[str]:
+    """What departs from a working exchange on HALF_LADDER (500 draws after 200 warmup, chains started at y = +1):
+    configurations must cross the barrier in the three high-barrier windows (their mean mass of y < 0 at least 0.3 of
+    the exact mean; plain windows stay at about 0) and no window may hold more mass at y < 0 than its exact law plus
+    0.1: the chains start at y = +1, so a correct run that has not yet mixed falls short of the exact mass, while a
+    wrong swap rule (a flipped sign of the bias difference) puts nearly all of every window's mass at y < 0."""
+    hidden, exchange = sample_hidden_double_well(1, seed=seed, hidden=True, draws=500, centres=HALF_LADDER)
+    found = (hidden < 0).mean(axis=(1, 2))
+    exact = np.array([wrong_well_mass(c) for c in HALF_LADDER])
+    errors = []
+    if float(exchange.acceptance().min()) <= 0.2:
+        errors.append(f"swap acceptance {exchange.acceptance().numpy().round(3)}")
+    if found[:3].mean() < 0.3 * exact[:3].mean():
+        errors.append(f"no crossing: mass at y < 0 {found[:3].round(3)} in the high-barrier windows, exact {exact[:3].round(3)}")
+    errors += [f"window {c}: mass at y < 0 {f:.3f} above the exact {e:.3f}"
+               for c, f, e in zip(HALF_LADDER, found, exact) if f > e + 0.1]
+    return errors
+
+
+def test_window_exchange_carries_configurations_over_the_hidden_barrier_that_traps_plain_windows():
+    """The default, fast form of the test below (marked slow): on the half ladder, plain windows stay trapped in the
+    well they start in, and exchange carries configurations over the barrier without overshooting the exact law."""
+    plain_y, _ = sample_hidden_double_well(None, hidden=True, draws=300, centres=HALF_LADDER)
+    for k in (0, 1):  # centres 0 and 0.25: about 11 nats of barrier, exact masses 0.47 and 0.68 at y < 0
+        found, exact_mass = float((plain_y[k] < 0).mean()), wrong_well_mass(HALF_LADDER[k])
+        rhat = rhat_and_bulk_ess(plain_y[k])[0]
+        assert exact_mass > 0.4 and (abs(found - exact_mass) > 0.2 or rhat > 1.1), (HALF_LADDER[k], found, exact_mass, rhat)
+    assert exchange_on_the_half_ladder_errors() == []
+
+
+@pytest.mark.slow
 def test_window_exchange_converges_where_the_hidden_barrier_traps_plain_windows():
     exact = exact_delta_F()
     plain_y, _ = sample_hidden_double_well(None, hidden=True)

@@ -29,6 +29,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
@@ -227,22 +228,30 @@ def _numeric_constants_to_floats(expr: sp.Expr) -> sp.Expr:
 
 
 def _uses_special(kernels: tuple[Kernel, ...]) -> bool:
-    printer = ArrayModulePrinter()
-    return any("special." in kernel_body(k, printer) for k in kernels)
+    return any("special." in kernel_body(k) for k in kernels)
 
 
-def kernel_body(kernel: Kernel, printer: ArrayModulePrinter | MpmathContextPrinter | None = None) -> str:
-    """The indented body (CSE assignments, outputs, ``return``) of one kernel function.
+def kernel_body(kernel: Kernel, mpmath: bool = False) -> str:
+    """The indented body (CSE assignments, outputs, ``return``) of one kernel function, printed
+    for array modules or, with ``mpmath``, for an mpmath context.
 
     For array printers, symbol-free constants are folded to float literals first; the
-    mpmath printer keeps them exact so they follow the context's precision.
+    mpmath printer keeps them exact so they follow the context's precision.  The text
+    depends only on the kernel's arguments, outputs and the printer, so it is computed once
+    per process for each (every backend prints the same body; the CSE is most of the cost
+    of writing the modules).
     """
-    printer = printer or ArrayModulePrinter()
-    names = [n for n, _ in kernel.outputs]
-    expressions = [sp.sympify(e) for _, e in kernel.outputs]
+    return _body_text(kernel.arguments, kernel.outputs, mpmath)
+
+
+@functools.cache
+def _body_text(arguments: tuple[sp.Symbol, ...], outputs: tuple[tuple[str, sp.Expr], ...], mpmath: bool) -> str:
+    printer = MpmathContextPrinter() if mpmath else ArrayModulePrinter()
+    names = [n for n, _ in outputs]
+    expressions = [sp.sympify(e) for _, e in outputs]
     if isinstance(printer, ArrayModulePrinter):
         expressions = [_numeric_constants_to_floats(e) for e in expressions]
-    reserved = {a.name for a in kernel.arguments} | set(names)
+    reserved = {a.name for a in arguments} | set(names)
     temporaries = (sp.Symbol(f"x{i}") for i in range(10**6) if f"x{i}" not in reserved)
     replacements, reduced = sp.cse(expressions, symbols=temporaries, optimizations="basic")
     lines = [f"    {symbol} = {printer.doprint(value)}" for symbol, value in replacements]
@@ -252,13 +261,19 @@ def kernel_body(kernel: Kernel, printer: ArrayModulePrinter | MpmathContextPrint
 
 
 def _docstring(kernel: Kernel) -> str:
-    lines = [f'    r"""{kernel.summary}', ""]
+    return _docstring_text(kernel.summary, kernel.arguments, kernel.outputs)
+
+
+@functools.cache
+def _docstring_text(summary: str, arguments: tuple[sp.Symbol, ...], outputs: tuple[tuple[str, sp.Expr], ...]) -> str:
+    """The kernel function's docstring (the same for every backend; printed once per process)."""
+    lines = [f'    r"""{summary}', ""]
     lines.append("    Generated; outputs as derived:")
     lines.append("")
-    for name, expression in kernel.outputs:
+    for name, expression in outputs:
         lines.append(f"    {name} = {sp.sstr(expression)}")
     lines.append("")
-    argument_list = ", ".join(a.name for a in kernel.arguments)
+    argument_list = ", ".join(a.name for a in arguments)
     lines.append(f"    Arguments ({argument_list}) broadcast as arrays of one shape.")
     lines.append('    """')
     return "\n".join(lines)
@@ -287,7 +302,7 @@ def mpmath_twin_source(kernel: Kernel) -> str:
         f'    """mpmath twin of :func:`{kernel.name}`, evaluated at the precision of ``ctx`` '
         '(e.g. ``mpmath.mp.clone()``)."""'
     )
-    body = kernel_body(kernel, MpmathContextPrinter())
+    body = kernel_body(kernel, mpmath=True)
     return f"def {kernel.name}_mp({arguments}, *, ctx):\n{docstring}\n{converted}\n{body}\n"
 
 
