@@ -375,7 +375,7 @@ class PosteriorTheory:
         return self.prior_and_entropy(g, t_u, t_v), float(q_eff), float(m_eff)
 
     def start_axes(self, points: int = 9) -> tuple[np.ndarray, ...]:
-        """The solver core's start grid: the uniform mode (g near 0) to the copy mode (g up to :math:`\ln L + 6`)
+        r"""The solver core's start grid: the uniform mode (g near 0) to the copy mode (g up to :math:`\ln L + 6`)
         at prior-like and squeezed variances."""
         return (np.linspace(-1.0, np.log(self.L) + 6.0, points), np.array([-1.0, 0.0]), np.array([-0.5, 0.0]))
 

@@ -214,7 +214,7 @@ class RowPosteriorTheory(PosteriorTheory):
         return float(kl + self.data_term(q_eff, m_eff, P))
 
     def action_parts(self, y) -> tuple[float, float, float]:
-        """``(KL, q_eff, m_eff)`` at ``y = x`` (the class docstring's coordinates): :math:`F = \text{KL} + S_{\rm data}`."""
+        r"""``(KL, q_eff, m_eff)`` at ``y = x`` (the class docstring's coordinates): :math:`F = \text{KL} + S_{\rm data}`."""
         t_u, t_v = np.exp(y[1]), np.exp(y[2])
         functions = self.functions(t_u, t_v)
         return self._parts_of(CopyLaw.tilted(y[0], y[3], y[4], y[5], functions), t_u, t_v, functions)
