@@ -80,7 +80,7 @@ def test_the_row_trial_is_the_same_action_in_six_coordinates():
 
 @pytest.mark.slow
 def test_the_cores_modes_bracket_P_star_at_L8(theory):
-    """posterior_transition on a scan around P* (L = 8; 133 s at load 10): the same P* as posterior_coexistence,
+    """posterior_transition on a scan around P* (L = 8; 133–188 s at load 9–10): the same P* as posterior_coexistence,
     245.527 between the grid points 222 and 270 where the global a_G jumps from 0.17 to 0.57 (the copy branch is
     born at 243.49, the window of two minima lies between those grid points); each mode is a minimum of F
     (L-BFGS-B from it moves F by less than 1e-9 relative; measured 3e-16)."""
