@@ -112,15 +112,11 @@ def posterior_transition(theory: PosteriorTheory, P_grid) -> dict:
     :func:`~.minimisation.local_minima` finds every minimum at every grid point (start grid, Newton, continuation
     from the neighbouring points, so metastable minima are kept); ``modes[i]`` holds the one of lowest
     :math:`a_G` (``uniform``) and of highest (``copy``), the same one where only one exists.  ``P_star``:
-    :func:`~.first_order.coexistence_point`, the root of :math:`F_{
-m copy} - F_{
-m uniform}` between the branches
+    :func:`~.first_order.coexistence_point`, the root of :math:`F_{\rm copy} - F_{\rm uniform}` between the branches
     across the global minimum's jump (from the copy branch's birth where it is born inside the interval, the
     birth itself when it is born below the uniform one); ``None`` without a jump on the grid.  ``distinct``:
     the two modes' :math:`a_G` differ by more than :data:`~.posterior.DISTINCT_MODES`; ``difference``:
-    :math:`F_{
-m copy} - F_{
-m uniform}`.
+    :math:`F_{\rm copy} - F_{\rm uniform}`.
     """
     P_grid = np.asarray(P_grid, dtype=float)
     action = PosteriorAction(theory)
