@@ -10,11 +10,18 @@ r"""The posterior theory's free energy as a :class:`~.minimisation.Minimisable`,
 Only :math:`S_{\rm data}` depends on :math:`P`, and it depends on :math:`y` only through the row averages, so
 each column of :math:`y` costs one row-average evaluation however many :math:`P` it is paired with
 (remembered per column; the theory's :meth:`~.posterior.PosteriorTheory.action_parts`).  Derivatives are central
-differences of step ``step`` in every coordinate
-(:math:`\partial_i F \approx [F(y + he_i) - F(y - he_i)]/2h`, the Hessian from the same stencil and the
-four-point cross differences): the row averages are smooth (quadrature, or Monte Carlo on fixed draws), and
-the minima the core keeps are where these vanish, to the stencil's :math:`O(h^2)` and the averages'
-rounding over :math:`h^2`.
+differences of step ``step`` (:math:`h`) in every coordinate, all from one stencil of :math:`1 + k(k+1)` points
+evaluated in one call (:meth:`PosteriorAction.gradient_and_hessian`, what the core's Newton reads):
+
+.. math::
+    \partial_i F \approx \frac{F_{+i} - F_{-i}}{2h},\qquad
+    \partial_i^2 F \approx \frac{F_{+i} - 2F_0 + F_{-i}}{h^2},\qquad
+    \partial_i\partial_j F \approx \frac{F_{+i+j} - F_{+i} - F_{+j} + 2F_0 - F_{-i} - F_{-j} + F_{-i-j}}{2h^2},
+
+with :math:`F_{\pm i} = F(y \pm he_i)`, :math:`F_{\pm i\pm j} = F(y \pm h(e_i + e_j))` (both signs alike): two corners per
+pair instead of four (13 points for the three Gaussian-trial coordinates, not 19; both are :math:`O(h^2)`).  The row
+averages are smooth (quadrature, or Monte Carlo on fixed draws), and the minima the core keeps are where these vanish,
+to the stencil's :math:`O(h^2)` and the averages' rounding over :math:`h^2`.
 
 :func:`posterior_transition` runs the core on it (:func:`~.minimisation.local_minima` on the scan, continued
 between neighbouring P; :func:`~.first_order.coexistence_point`: the jump refined, the branches followed by
@@ -71,29 +78,42 @@ class PosteriorAction:
         parts = np.array([self._column(column) for column in columns.T])  # (n, 3)
         return (parts[:, 0] + self.theory.data_term(parts[:, 1], parts[:, 2], P_flat)).reshape(shape)
 
-    def _shift(self, y, i: int, amount: float):
-        moved = np.array(y, dtype=float)
-        moved[i] = moved[i] + amount
-        return moved
+    def _stencil(self, y, P, cross: bool) -> tuple[np.ndarray, ...]:
+        r"""``(F_0, F_{+i}, F_{-i}, F_{+i+j}, F_{-i-j})`` at ``y`` (shape ``(k, ...)``): shapes ``(...)``, ``(k, ...)``
+        twice and ``(k, k, ...)`` twice (``i > j`` filled, only with ``cross``), all points in one :meth:`value` call."""
+        k, h = len(self.bounds), self.step
+        unit = np.eye(k)
+        pairs = [(i, j) for i in range(k) for j in range(i)] if cross else []
+        diagonal = np.array([unit[i] + unit[j] for i, j in pairs]).reshape(-1, k)
+        offsets = h * np.concatenate([np.zeros((1, k)), unit, -unit, diagonal, -diagonal])  # (m, k)
+        y = np.asarray(y, dtype=float)
+        points = y[:, None] + offsets.T.reshape(k, len(offsets), *([1] * (y.ndim - 1)))  # (k, m, ...)
+        values = self.value(points, P)  # (m, ...)
+        plus_plus, minus_minus = (np.zeros((k, k, *values.shape[1:])) for _ in range(2))
+        for n, (i, j) in enumerate(pairs):
+            plus_plus[i, j], minus_minus[i, j] = values[1 + 2 * k + n], values[1 + 2 * k + len(pairs) + n]
+        return values[0], values[1:1 + k], values[1 + k:1 + 2 * k], plus_plus, minus_minus
 
     def gradient(self, y, P):
         """Central differences, shape ``(k, ...)``."""
-        h = self.step
-        return np.stack([(self.value(self._shift(y, i, h), P) - self.value(self._shift(y, i, -h), P)) / (2 * h)
-                         for i in range(len(self.bounds))])
+        _, plus, minus, _, _ = self._stencil(y, P, cross=False)
+        return (plus - minus) / (2 * self.step)
 
     def hessian(self, y, P):
         """Central second differences, shape ``(k, k, ...)`` (symmetric by construction)."""
+        return self.gradient_and_hessian(y, P)[1]
+
+    def gradient_and_hessian(self, y, P):
+        """:meth:`gradient` and :meth:`hessian` from one stencil (see the module docstring)."""
         h, k = self.step, len(self.bounds)
-        centre = self.value(y, P)
-        rows: list[list[np.ndarray]] = [[centre] * k for _ in range(k)]
+        centre, plus, minus, plus_plus, minus_minus = self._stencil(y, P, cross=True)
+        hessian = np.zeros((k, k, *centre.shape))
         for i in range(k):
-            rows[i][i] = (self.value(self._shift(y, i, h), P) - 2 * centre + self.value(self._shift(y, i, -h), P)) / h**2
+            hessian[i, i] = (plus[i] - 2 * centre + minus[i]) / h**2
             for j in range(i):
-                corners = [self.value(self._shift(self._shift(y, i, a * h), j, b * h), P) * a * b
-                           for a in (1, -1) for b in (1, -1)]
-                rows[i][j] = rows[j][i] = sum(corners) / (4 * h * h)
-        return np.stack([np.stack(row) for row in rows])
+                hessian[i, j] = hessian[j, i] = (plus_plus[i, j] - plus[i] - plus[j] + 2 * centre - minus[i] - minus[j]
+                                                 + minus_minus[i, j]) / (2 * h * h)
+        return (plus - minus) / (2 * h), hessian
 
 
 def _modes_at(theory: PosteriorTheory, P: float, minima: LocalMinima, i: int) -> dict[str, PosteriorMode]:
