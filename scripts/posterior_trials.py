@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from emergence.numerics.copy_head.posterior import TRIALS, PosteriorTheory
+from emergence.numerics.copy_head.posterior_action import posterior_coexistence
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.posterior_diagnosis import mode_free_energies
 from emergence.validation.copy_task.posterior_free_energy import PROFILE_POINTS, PROFILE_RANGE, delta_F_of_profile
@@ -73,8 +74,8 @@ def main(argv=None) -> int:
         if args.P_star:
             start = time.time()
             scan = np.geomspace(20, 20_000, 16)
-            P_star = PosteriorTheory(args.L, args.V, CopyTaskConvention.parse("", attention="softmax"), draws=20_000,
-                                     trial=trial).transition(scan)["P_star"]
+            P_star = posterior_coexistence(PosteriorTheory(args.L, args.V, CopyTaskConvention.parse("", attention="softmax"),
+                                                           draws=20_000, trial=trial), scan)
             out[trial] = {"P_star": P_star, "seconds": time.time() - start}
         else:
             out[trial] = compare(args.L, args.V, args.P, trial, args.importance_draws, args.seed)

@@ -23,6 +23,7 @@ from emergence.numerics.copy_head.posterior import (
     row_averages_iid, row_averages_monte_carlo, row_averages_quadrature, token_noise_nodes,
 )
 from emergence.base.errors import EmergenceError
+from emergence.numerics.copy_head.posterior_action import posterior_coexistence
 from emergence.numerics.copy_head.reduced_action import generated_kernels
 from emergence.theory.copy_head import loss as loss_theory
 from emergence.theory.copy_head import posterior as theory
@@ -272,9 +273,9 @@ def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth
     points, already above the uniform one) must still return the equal-F point: at L = 12, V = 4 the
     birth is near P = 440 with F_copy - F_uniform about +7 nats there."""
     theory = PosteriorTheory(12, 4, draws=4000)
-    coarse = theory.transition(np.geomspace(20, 20_000, 16))["P_star"]
-    fine = theory.transition(np.geomspace(380, 620, 14))["P_star"]
-    assert fine == pytest.approx(coarse, rel=0.02)  # bisection and Brent tolerances, warm starts along each grid
+    coarse = posterior_coexistence(theory, np.geomspace(20, 20_000, 16))
+    fine = posterior_coexistence(theory, np.geomspace(380, 620, 14))
+    assert fine == pytest.approx(coarse, rel=0.02)  # the Monte Carlo's branches followed from two grids
     uniform, copy = theory.minimise(coarse, "uniform"), theory.minimise(coarse, "copy")
     assert copy.aG - uniform.aG > 0.2  # two coexisting modes at P*
     assert abs(copy.free_energy - uniform.free_energy) < 0.5  # equal free energy (optimiser tolerances on F ~ 200)
@@ -282,13 +283,13 @@ def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth
 
 @pytest.mark.slow
 def test_quadrature_P_star_is_the_root_of_the_brute_force_free_energy_gap_at_L12():
-    """The scan's P* (continuation, bisection, Brent) against a brute force: on a fine grid around it the
+    """The solver core's P* (start grid, Newton, the copy branch's birth, Brent) against a brute force: on a fine grid around it the
     uniform mode from its cold start and the copy mode followed down from the top point's cold start, the gap
     F_copy - F_uniform linear in ln P between the two points that bracket its sign change.  (L = 12: the copy
     mode is born about 1.5 % below P*, at L = 8 closer still.)  Agree within 0.1 % (the gap's slope is about
     -90 nats per unit ln P, so that is 0.09 nats); P* moved by 1 % would fail."""
     theory = PosteriorTheory(12, 4, averages="quadrature")
-    P_star = theory.transition(np.geomspace(20, 20_000, 16))["P_star"]
+    P_star = posterior_coexistence(theory, np.geomspace(20, 20_000, 16))
     grid = np.geomspace(P_star / 1.01, P_star * 1.01, 5)
     copy, gaps = None, {}
     for P in grid[::-1]:

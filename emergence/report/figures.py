@@ -599,3 +599,51 @@ def rho_sweep_figure(record, ax=None):
     axis.set_title(f"copy head, {record.attention} attention, $L = {record.L}$, $V = {record.V}$", fontsize=9, loc="left")
     _legend(axis)
     return figure
+
+
+def _record_field(mapping: dict, key: str, where: str):
+    """``mapping[key]``; a one-line :class:`~emergence.base.errors.EmergenceError` naming ``where`` and ``key`` when absent."""
+    from emergence.base.errors import EmergenceError
+
+    if not isinstance(mapping, dict) or key not in mapping:
+        raise EmergenceError(f"the P*(L) record has no {where}{key!r}")
+    return mapping[key]
+
+
+def posterior_P_star_law_figure(record: dict, ax=None):
+    r""":math:`P^*(L)`, log-log: the posterior theory's and the saddle's (MAP) curves, the sampled posterior's converged
+    brackets (vertical bars) with the reading inside each (marker), and :math:`L\ln^2 L` scaled to pass through the
+    saddle at the largest :math:`L` (dotted; a reference, not a fit).
+
+    ``record``: ``theory``, the JSON of ``scripts/posterior_P_star_law.py`` (``rows`` of ``L``, ``posterior_P_star``,
+    ``saddle_P_star``; ``None`` where there is no jump), and ``sampled`` (``rows`` of ``L``, ``bracket``
+    ``[low, high]``, ``reading``), each with its ``source``.  A missing field is a one-line
+    :class:`~emergence.base.errors.EmergenceError` naming it.
+    """
+    theory = _record_field(_record_field(record, "theory", ""), "rows", "theory ")
+    sampled = _record_field(_record_field(record, "sampled", ""), "rows", "sampled ")
+    figure, axes = new_figure(1, ax, size=(6.2, 4.4))
+    axis = axes[0]
+    L = [_record_field(row, "L", "theory row ") for row in theory]
+    for key, colour, label in (("posterior_P_star", "black", "posterior theory"), ("saddle_P_star", "tab:red", "saddle (MAP)")):
+        axis.plot(L, _values([_record_field(row, key, "theory row ") for row in theory]), "-o", ms=3, color=colour,
+                  label=label)
+    saddle = [(row["L"], row["saddle_P_star"]) for row in theory if row["saddle_P_star"] is not None]
+    if saddle:
+        largest, value = max(saddle)
+        scale = value / (largest * math.log(largest) ** 2)
+        axis.plot(L, [scale * n * math.log(n) ** 2 for n in L], ":", color="0.4",
+                  label=rf"$L\,\ln^2 L$ through the saddle at $L = {largest}$")
+    for n, row in enumerate(sampled):
+        size = _record_field(row, "L", "sampled row ")
+        low, high = _record_field(row, "bracket", "sampled row ")
+        axis.plot([size, size], [low, high], "-", color="tab:green", lw=3, label="sampled: converged bracket" if n == 0 else None)
+        axis.plot([size], [_record_field(row, "reading", "sampled row ")], "D", color="tab:green", mfc="white",
+                  label="sampled: reading (root of $\\Delta F$)" if n == 0 else None)
+    _log_x(axis)
+    axis.set_yscale("log")
+    axis.set_xlabel("sequence length $L$ (log scale)")
+    axis.set_ylabel("$P^*$ (training sequences, log scale)")
+    axis.set_title(f"copy head, softmax attention, $V = {record.get('V', '?')}$", fontsize=9, loc="left")
+    _legend(axis)
+    return figure

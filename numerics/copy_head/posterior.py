@@ -52,6 +52,9 @@ from emergence.base.errors import EmergenceError
 
 MODES: tuple[str, ...] = ("uniform", "copy")
 
+COORDINATES: tuple[str, ...] = ("g", "ln t_u", "ln t_v")
+"""The variational coordinates of the Gaussian trials, in this order (the row trial has its own)."""
+
 DISTINCT_MODES = 0.05
 """Two modes are distinct where their copy weights :math:`a_G` differ by more than this."""
 
@@ -319,6 +322,9 @@ class PosteriorTheory:
     (the default) or by :func:`row_averages_quadrature` (``draws`` and ``seed`` unused; Gaussian trials only).
     """
 
+    bounds = np.array([[-5.0, 40.0], [-6.0, 3.0], [-6.0, 3.0]])
+    """The search box of :data:`COORDINATES`, shape ``(k, 2)``: :meth:`minimise`'s and the solver core's."""
+
     def __new__(cls, *args, trial: str = "gauge", **kwargs):
         return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)
 
@@ -349,10 +355,33 @@ class PosteriorTheory:
         """:math:`F(g, t_u, t_v; P)`."""
         averages = averages if averages is not None else self.row_averages(g, t_u, t_v)
         q_eff, m_eff = effective_invariants(averages["square"], averages["target"], self.L, self.V)
-        L = self.L
-        return float((L - 1) * g**2 / (2 * self.s)
-                     + self.token_directions * entropy_rate(t_u) + self.position_directions * entropy_rate(t_v)
-                     + data_action(q_eff, m_eff, L, L, P, self.V, self.lam, self.beta, L))
+        return float(self.prior_and_entropy(g, t_u, t_v) + self.data_term(q_eff, m_eff, P))
+
+    def prior_and_entropy(self, g, t_u, t_v) -> float:
+        r""":math:`(L-1)g^2/2s + n_uI(t_u) + n_vI(t_v)`, the part of :math:`F` that does not depend on P."""
+        return float((self.L - 1) * g**2 / (2 * self.s)
+                     + self.token_directions * entropy_rate(t_u) + self.position_directions * entropy_rate(t_v))
+
+    def data_term(self, q_eff, m_eff, P):
+        r""":math:`S_{\rm data}(q_{\rm eff}, m_{\rm eff}, L, L; P)` (:func:`data_action`; arrays broadcast)."""
+        return data_action(q_eff, m_eff, self.L, self.L, P, self.V, self.lam, self.beta, self.L)
+
+    def action_parts(self, y) -> tuple[float, float, float]:
+        r"""``(prior and entropy, q_eff, m_eff)`` at coordinates ``y`` = :data:`COORDINATES`: :math:`F(y; P)` is the first
+        plus :meth:`data_term` of the others (what :class:`~.posterior_action.PosteriorAction` evaluates)."""
+        g, t_u, t_v = float(y[0]), float(np.exp(y[1])), float(np.exp(y[2]))
+        averages = self.row_averages(g, t_u, t_v)
+        q_eff, m_eff = effective_invariants(averages["square"], averages["target"], self.L, self.V)
+        return self.prior_and_entropy(g, t_u, t_v), float(q_eff), float(m_eff)
+
+    def start_axes(self, points: int = 9) -> tuple[np.ndarray, ...]:
+        r"""The solver core's start grid: the uniform mode (g near 0) to the copy mode (g up to :math:`\ln L + 6`)
+        at prior-like and squeezed variances."""
+        return (np.linspace(-1.0, np.log(self.L) + 6.0, points), np.array([-1.0, 0.0]), np.array([-0.5, 0.0]))
+
+    def mode_at(self, P: float, start: str, y) -> PosteriorMode:
+        """The :class:`PosteriorMode` at coordinates ``y`` (:data:`COORDINATES`)."""
+        return self.mode(P, start, *y)
 
     def start_point(self, start: str) -> np.ndarray:
         """``(g, ln t_u, ln t_v)``: prior noise; g = 0 (uniform) or the logit of weight 0.9 on the previous token (copy)."""
@@ -368,7 +397,7 @@ class PosteriorTheory:
         def objective(x):
             return self.free_energy(x[0], np.exp(x[1]), np.exp(x[2]), P)
 
-        result = minimize(objective, x0, method="L-BFGS-B", bounds=[(-5.0, 40.0), (-6.0, 3.0), (-6.0, 3.0)],
+        result = minimize(objective, x0, method="L-BFGS-B", bounds=self.bounds.tolist(),
                           options={"eps": 1e-5, "maxiter": 300})
         return self.mode(P, start, *result.x)
 
@@ -414,113 +443,6 @@ class PosteriorTheory:
         F_array = np.asarray(F)
         return {"aG": [float(a) for a in aG_grid], "F": (F_array - F_array.min()).tolist(), "t_u": t_u, "t_v": t_v, "g": g}
 
-    def _copy_birth(self, P_low: float, P_high: float, copy: PosteriorMode, steps: int = 10) -> tuple[float, PosteriorMode]:
-        """Smallest P in ``[P_low, P_high]`` where the copy branch (continued down from ``copy``) exists, and the copy mode there."""
-        low, high = np.log(P_low), np.log(P_high)
-        for _ in range(steps):
-            middle = 0.5 * (low + high)
-            P = float(np.exp(middle))
-            follow = self.minimise(P, "copy", x0=self._coordinates(copy))
-            uniform = self.minimise(P, "uniform")
-            if abs(follow.aG - uniform.aG) > DISTINCT_MODES:
-                high, copy = middle, follow
-            else:
-                low = middle
-        return float(np.exp(high)), copy
-
-    def _global_jump(self, P_low: float, P_high: float, low: PosteriorMode, high: PosteriorMode,
-                     steps: int = 10) -> float:
-        """Where the lower of the two continued branches switches from ``low``'s to ``high``'s (bisection in ln P)."""
-        a, b = np.log(P_low), np.log(P_high)
-        for _ in range(steps):
-            middle = 0.5 * (a + b)
-            P = float(np.exp(middle))
-            uniform = self.minimise(P, "uniform", x0=self._coordinates(low))
-            copy = self.minimise(P, "copy", x0=self._coordinates(high))
-            distinct = abs(copy.aG - uniform.aG) > DISTINCT_MODES
-            if distinct and copy.free_energy <= uniform.free_energy or not distinct and uniform.aG > 0.5 * (low.aG + high.aG):
-                b, high = middle, copy
-            else:
-                a, low = middle, uniform
-        return float(np.exp(b))
-
-    @staticmethod
-    def _coordinates(mode: PosteriorMode) -> list[float]:
-        return [mode.g, np.log(mode.t_u), np.log(mode.t_v)]
-
-    def _continued_modes(self, P_grid: np.ndarray) -> list[dict[str, PosteriorMode]]:
-        """Both modes at each grid point, the uniform branch continued upwards and the copy branch downwards
-        (warm starts from the neighbouring point), so that metastable minima are kept."""
-        modes = [self.modes(P) for P in P_grid]
-        for i in range(1, len(P_grid)):
-            follow = self.minimise(P_grid[i], "uniform", x0=self._coordinates(modes[i - 1]["uniform"]))
-            if (follow.free_energy < modes[i]["uniform"].free_energy
-                    or abs(follow.aG - modes[i]["uniform"].aG) > DISTINCT_MODES):
-                modes[i]["uniform"] = follow
-        for i in range(len(P_grid) - 2, -1, -1):
-            follow = self.minimise(P_grid[i], "copy", x0=self._coordinates(modes[i + 1]["copy"]))
-            if abs(follow.aG - modes[i]["uniform"].aG) > DISTINCT_MODES and (
-                    abs(modes[i]["copy"].aG - modes[i]["uniform"].aG) <= DISTINCT_MODES
-                    or follow.free_energy < modes[i]["copy"].free_energy):
-                modes[i]["copy"] = follow
-        return modes
-
-    def _free_energy_gap(self, log_P: float, uniform: PosteriorMode, copy: PosteriorMode) -> float:
-        r""":math:`F_{\rm copy} - F_{\rm uniform}` at :math:`P = e^{\log P}`, each mode warm-started from the given one."""
-        P = np.exp(log_P)
-        u = self.minimise(P, "uniform", x0=self._coordinates(uniform))
-        c = self.minimise(P, "copy", x0=self._coordinates(copy))
-        return c.free_energy - u.free_energy
-
-    def _equal_free_energy(self, P_grid: np.ndarray, modes: list[dict[str, PosteriorMode]], distinct: np.ndarray,
-                           difference: np.ndarray) -> float | None:
-        """The first equal-free-energy point bracketed on the grid (see :meth:`transition`), or None."""
-        for i in range(len(P_grid) - 1):
-            def gap(log_P, i=i):
-                return self._free_energy_gap(log_P, modes[i]["uniform"], modes[i + 1]["copy"])
-            if distinct[i] and distinct[i + 1] and difference[i] > 0 >= difference[i + 1]:
-                return float(np.exp(brentq(gap, np.log(P_grid[i]), np.log(P_grid[i + 1]), xtol=1e-4)))
-            if not distinct[i] and distinct[i + 1] and difference[i + 1] <= 0:
-                # the copy mode is born between the grid points; coexistence (equal F) lies between its
-                # birth and the next grid point unless it is born already below the uniform mode.  The copy
-                # branch is followed up from its birth (a start from the next grid point's copy mode can fall
-                # into the uniform mode near the birth, which would read as equal free energy)
-                birth, born = self._copy_birth(P_grid[i], P_grid[i + 1], modes[i + 1]["copy"])
-
-                def from_birth(log_P, i=i, born=born):
-                    return self._free_energy_gap(log_P, modes[i]["uniform"], born)
-                low = np.log(birth)
-                return birth if from_birth(low) <= 0 else float(np.exp(brentq(from_birth, low, np.log(P_grid[i + 1]),
-                                                                                 xtol=1e-4)))
-        return None
-
-    def _jump_between_grid_points(self, P_grid: np.ndarray, best: list[PosteriorMode]) -> float | None:
-        """Where the global mode jumps when the whole bistable window lies between two grid points, or None."""
-        for i in range(len(P_grid) - 1):
-            if best[i + 1].aG - best[i].aG > 0.2:
-                return self._global_jump(P_grid[i], P_grid[i + 1], best[i], best[i + 1])
-        return None
-
     def modes(self, P: float) -> dict[str, PosteriorMode]:
         """Both local minima at ``P`` (the copy search may fall into the uniform mode where no copy mode exists)."""
         return {start: self.minimise(P, start) for start in MODES}
-
-    def transition(self, P_grid) -> dict:
-        r"""Modes on ``P_grid``, the global posterior curve and :math:`P^*` (equal free energy of the two modes).
-
-        The uniform branch is continued upwards and the copy branch downwards from grid point to
-        grid point (warm starts), so metastable minima are kept.  ``P_star`` is bracketed on the grid where :math:`F_{\rm copy} - F_{\rm uniform}` changes sign
-        between two points at which both modes are distinct, then refined by Brent's method;
-        ``None`` when the sign does not change on the grid.  Where the copy mode is born between two
-        grid points (bisection in :math:`\ln P`), the equal-F point is solved between its birth and
-        the next grid point; only a copy mode born already below the uniform one gives its birth.
-        """
-        P_grid = np.asarray(P_grid, dtype=float)
-        modes = self._continued_modes(P_grid)
-        distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > DISTINCT_MODES for m in modes])
-        difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
-        P_star = self._equal_free_energy(P_grid, modes, distinct, difference)
-        best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
-        if P_star is None:
-            P_star = self._jump_between_grid_points(P_grid, best)
-        return {"modes": modes, "global": best, "P_star": P_star, "distinct": distinct, "difference": difference}

@@ -1,102 +1,152 @@
-r"""The posterior theory's free energy as a :class:`~.minimisation.Minimisable`, for the solver core.
+r"""The posterior theory's free energy as a :class:`~.minimisation.Minimisable`, and its modes and P* by the solver core.
 
-:math:`F(y; P)` of :class:`~.posterior.PosteriorTheory` (Gaussian trials) in the coordinates
-:math:`y = (g, \ln t_u, \ln t_v)`:
+:math:`F(y; P)` of :class:`~.posterior.PosteriorTheory` in its variational coordinates ``y`` (Gaussian trials:
+:math:`y = (g, \ln t_u, \ln t_v)`; the row trial: :math:`(m, \ln t_u, \ln t_v, \ln v, \kappa_M, \kappa_Q)`):
 
 .. math::
-    F(y; P) = \underbrace{\frac{(L-1)g^2}{2s} + n_uI(t_u) + n_vI(t_v)}_{\text{prior and entropy}}
+    F(y; P) = \underbrace{\frac{(L-1)g^2}{2s} + n_uI(t_u) + n_vI(t_v)}_{\text{prior and entropy (the KL)}}
     + S_{\rm data}(q_{\rm eff}(y), m_{\rm eff}(y), L, L; P).
 
 Only :math:`S_{\rm data}` depends on :math:`P`, and it depends on :math:`y` only through the row averages, so
 each column of :math:`y` costs one row-average evaluation however many :math:`P` it is paired with
-(remembered per column).  Derivatives are central differences of step ``step`` in every coordinate
-(:math:`\partial_i F \approx [F(y + he_i) - F(y - he_i)]/2h`, the Hessian from the same stencil and the
-four-point cross differences): the row averages are smooth (quadrature, or Monte Carlo on fixed draws), and
-the minima the core keeps are where these vanish, to the stencil's :math:`O(h^2)` and the averages'
-rounding over :math:`h^2`.
+(remembered per column; the theory's :meth:`~.posterior.PosteriorTheory.action_parts`).  Derivatives are central
+differences of step ``step`` (:math:`h`) in every coordinate, all from one stencil of :math:`1 + k(k+1)` points
+evaluated in one call (:meth:`PosteriorAction.gradient_and_hessian`, what the core's Newton reads):
 
-:func:`posterior_coexistence` runs the core (:func:`~.minimisation.local_minima`,
-:func:`~.first_order.coexistence_point`) on it: the P* of :meth:`.PosteriorTheory.transition` by the
-solver that the saddle uses.
+.. math::
+    \partial_i F \approx \frac{F_{+i} - F_{-i}}{2h},\qquad
+    \partial_i^2 F \approx \frac{F_{+i} - 2F_0 + F_{-i}}{h^2},\qquad
+    \partial_i\partial_j F \approx \frac{F_{+i+j} - F_{+i} - F_{+j} + 2F_0 - F_{-i} - F_{-j} + F_{-i-j}}{2h^2},
+
+with :math:`F_{\pm i} = F(y \pm he_i)`, :math:`F_{\pm i\pm j} = F(y \pm h(e_i + e_j))` (both signs alike): two corners per
+pair instead of four (13 points for the three Gaussian-trial coordinates, not 19; both are :math:`O(h^2)`).  The row
+averages are smooth (quadrature, or Monte Carlo on fixed draws), and the minima the core keeps are where these vanish,
+to the stencil's :math:`O(h^2)` and the averages' rounding over :math:`h^2`.
+
+:func:`posterior_transition` runs the core on it (:func:`~.minimisation.local_minima` on the scan, continued
+between neighbouring P; :func:`~.first_order.coexistence_point`: the jump refined, the branches followed by
+Newton, the copy branch's birth by :func:`~.branches.branch_birth`, Brent on their free-energy gap): the
+posterior theory's modes and P* by the solver that the saddle uses.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from emergence.base.errors import DivergenceError
+
 from emergence.numerics.copy_head.first_order import coexistence_point
-from emergence.numerics.copy_head.minimisation import local_minima
-from emergence.numerics.copy_head.posterior import PosteriorTheory, data_action, effective_invariants, entropy_rate
+from emergence.numerics.copy_head.minimisation import LocalMinima, local_minima
+from emergence.numerics.copy_head.posterior import DISTINCT_MODES, PosteriorMode, PosteriorTheory
 
 
 class PosteriorAction:
     """:math:`F(y; P)` of ``theory`` with central-difference derivatives; see the module docstring.
 
-    ``bounds`` are :meth:`.PosteriorTheory.minimise`'s box; ``start_axes`` seed the uniform mode
-    (g near 0) to the copy mode (g up to :math:`\\ln L + 6`) at prior-like and squeezed variances.
+    ``bounds`` and ``start_axes`` are the theory's (:attr:`.PosteriorTheory.bounds`, its :meth:`minimise`'s box;
+    :meth:`.PosteriorTheory.start_axes`, the uniform to the copy mode).
     """
 
     def __init__(self, theory: PosteriorTheory, step: float = 1e-4):
         self.theory, self.step = theory, step
-        self.bounds = np.array([[-5.0, 40.0], [-6.0, 3.0], [-6.0, 3.0]])
-        self._parts: dict[tuple[float, float, float], tuple[float, float, float]] = {}
+        self.bounds = np.asarray(theory.bounds, dtype=float)
+        self._parts: dict[tuple[float, ...], tuple[float, float, float]] = {}
 
     def canonical(self, y):
         return y
 
     def start_axes(self, points: int = 9) -> tuple[np.ndarray, ...]:
-        return (np.linspace(-1.0, np.log(self.theory.L) + 6.0, points), np.array([-1.0, 0.0]), np.array([-0.5, 0.0]))
+        return self.theory.start_axes(points)
 
     def _column(self, column) -> tuple[float, float, float]:
-        """(prior and entropy, q_eff, m_eff) at one ``y`` column, remembered."""
-        key = (float(column[0]), float(column[1]), float(column[2]))
+        """(P-independent part, q_eff, m_eff) at one ``y`` column, remembered."""
+        key = tuple(float(x) for x in column)
         if key not in self._parts:
-            theory = self.theory
-            g, t_u, t_v = key[0], np.exp(key[1]), np.exp(key[2])
-            averages = theory.row_averages(g, t_u, t_v)
-            q_eff, m_eff = effective_invariants(averages["square"], averages["target"], theory.L, theory.V)
-            prior = ((theory.L - 1) * g**2 / (2 * theory.s) + theory.token_directions * entropy_rate(t_u)
-                     + theory.position_directions * entropy_rate(t_v))
-            self._parts[key] = (float(prior), float(q_eff), float(m_eff))
+            self._parts[key] = self.theory.action_parts(np.array(key))
         return self._parts[key]
 
     def value(self, y, P):
-        """:math:`F`, shape ``broadcast(y.shape[1:], P.shape)`` for ``y`` of shape ``(3, ...)``."""
+        """:math:`F`, shape ``broadcast(y.shape[1:], P.shape)`` for ``y`` of shape ``(k, ...)``."""
         y = np.asarray(y, dtype=float)
         shape = np.broadcast_shapes(y.shape[1:], np.shape(P))
-        columns = np.stack([np.broadcast_to(coordinate, shape).ravel() for coordinate in y])  # (3, n)
+        columns = np.stack([np.broadcast_to(coordinate, shape).ravel() for coordinate in y])  # (k, n)
         P_flat = np.broadcast_to(np.asarray(P, dtype=float), shape).ravel()
         if columns.shape[1] == 0:
             return np.zeros(shape)
         parts = np.array([self._column(column) for column in columns.T])  # (n, 3)
-        theory = self.theory
-        data = data_action(parts[:, 1], parts[:, 2], theory.L, theory.L, P_flat, theory.V, theory.lam, theory.beta,
-                           theory.L)
-        return (parts[:, 0] + data).reshape(shape)
+        return (parts[:, 0] + self.theory.data_term(parts[:, 1], parts[:, 2], P_flat)).reshape(shape)
 
-    def _shift(self, y, i: int, amount: float):
-        moved = np.array(y, dtype=float)
-        moved[i] = moved[i] + amount
-        return moved
+    def _stencil(self, y, P, cross: bool) -> tuple[np.ndarray, ...]:
+        r"""``(F_0, F_{+i}, F_{-i}, F_{+i+j}, F_{-i-j})`` at ``y`` (shape ``(k, ...)``): shapes ``(...)``, ``(k, ...)``
+        twice and ``(k, k, ...)`` twice (``i > j`` filled, only with ``cross``), all points in one :meth:`value` call."""
+        k, h = len(self.bounds), self.step
+        unit = np.eye(k)
+        pairs = [(i, j) for i in range(k) for j in range(i)] if cross else []
+        diagonal = np.array([unit[i] + unit[j] for i, j in pairs]).reshape(-1, k)
+        offsets = h * np.concatenate([np.zeros((1, k)), unit, -unit, diagonal, -diagonal])  # (m, k)
+        y = np.asarray(y, dtype=float)
+        points = y[:, None] + offsets.T.reshape(k, len(offsets), *([1] * (y.ndim - 1)))  # (k, m, ...)
+        values = self.value(points, P)  # (m, ...)
+        plus_plus, minus_minus = (np.zeros((k, k, *values.shape[1:])) for _ in range(2))
+        for n, (i, j) in enumerate(pairs):
+            plus_plus[i, j], minus_minus[i, j] = values[1 + 2 * k + n], values[1 + 2 * k + len(pairs) + n]
+        return values[0], values[1:1 + k], values[1 + k:1 + 2 * k], plus_plus, minus_minus
 
     def gradient(self, y, P):
-        """Central differences, shape ``(3, ...)``."""
-        h = self.step
-        return np.stack([(self.value(self._shift(y, i, h), P) - self.value(self._shift(y, i, -h), P)) / (2 * h)
-                         for i in range(3)])
+        """Central differences, shape ``(k, ...)``."""
+        _, plus, minus, _, _ = self._stencil(y, P, cross=False)
+        return (plus - minus) / (2 * self.step)
 
     def hessian(self, y, P):
-        """Central second differences, shape ``(3, 3, ...)`` (symmetric by construction)."""
-        h = self.step
-        centre = self.value(y, P)
-        rows: list[list[np.ndarray]] = [[centre] * 3 for _ in range(3)]
-        for i in range(3):
-            rows[i][i] = (self.value(self._shift(y, i, h), P) - 2 * centre + self.value(self._shift(y, i, -h), P)) / h**2
+        """Central second differences, shape ``(k, k, ...)`` (symmetric by construction)."""
+        return self.gradient_and_hessian(y, P)[1]
+
+    def gradient_and_hessian(self, y, P):
+        """:meth:`gradient` and :meth:`hessian` from one stencil (see the module docstring)."""
+        h, k = self.step, len(self.bounds)
+        centre, plus, minus, plus_plus, minus_minus = self._stencil(y, P, cross=True)
+        hessian = np.zeros((k, k, *centre.shape))
+        for i in range(k):
+            hessian[i, i] = (plus[i] - 2 * centre + minus[i]) / h**2
             for j in range(i):
-                corners = [self.value(self._shift(self._shift(y, i, a * h), j, b * h), P) * a * b
-                           for a in (1, -1) for b in (1, -1)]
-                rows[i][j] = rows[j][i] = sum(corners) / (4 * h * h)
-        return np.stack([np.stack(row) for row in rows])
+                hessian[i, j] = hessian[j, i] = (plus_plus[i, j] - plus[i] - plus[j] + 2 * centre - minus[i] - minus[j]
+                                                 + minus_minus[i, j]) / (2 * h * h)
+        return (plus - minus) / (2 * h), hessian
+
+
+def _modes_at(theory: PosteriorTheory, P: float, minima: LocalMinima, i: int) -> dict[str, PosteriorMode]:
+    """``uniform`` and ``copy``: the minima of lowest and highest :math:`a_G` at grid point ``i`` (one and the same
+    where only one minimum was found there)."""
+    found = [theory.mode_at(P, "uniform", column) for column in minima.at(i)[0].T]
+    if not found:
+        raise DivergenceError(f"no minimum of the posterior free energy found at P = {P:.6g}")
+    copy = max(found, key=lambda mode: mode.aG)
+    return {"uniform": min(found, key=lambda mode: mode.aG), "copy": dataclasses.replace(copy, start="copy")}
+
+
+def posterior_transition(theory: PosteriorTheory, P_grid) -> dict:
+    r"""Modes on ``P_grid``, the global posterior curve and :math:`P^*` (equal free energy of the two modes), by the core.
+
+    :func:`~.minimisation.local_minima` finds every minimum at every grid point (start grid, Newton, continuation
+    from the neighbouring points, so metastable minima are kept); ``modes[i]`` holds the one of lowest
+    :math:`a_G` (``uniform``) and of highest (``copy``), the same one where only one exists.  ``P_star``:
+    :func:`~.first_order.coexistence_point`, the root of :math:`F_{\rm copy} - F_{\rm uniform}` between the branches
+    across the global minimum's jump (from the copy branch's birth where it is born inside the interval, the
+    birth itself when it is born below the uniform one); ``None`` without a jump on the grid.  ``distinct``:
+    the two modes' :math:`a_G` differ by more than :data:`~.posterior.DISTINCT_MODES`; ``difference``:
+    :math:`F_{\rm copy} - F_{\rm uniform}`.
+    """
+    P_grid = np.asarray(P_grid, dtype=float)
+    action = PosteriorAction(theory)
+    minima = local_minima(action, P_grid)
+    modes = [_modes_at(theory, float(P), minima, i) for i, P in enumerate(P_grid)]
+    distinct = np.array([abs(m["copy"].aG - m["uniform"].aG) > DISTINCT_MODES for m in modes])
+    difference = np.array([m["copy"].free_energy - m["uniform"].free_energy for m in modes])
+    best = [m["copy"] if m["copy"].free_energy < m["uniform"].free_energy else m["uniform"] for m in modes]
+    return {"modes": modes, "global": best, "P_star": coexistence_point(action, minima), "distinct": distinct,
+            "difference": difference}
 
 
 def posterior_coexistence(theory: PosteriorTheory, P_grid) -> float | None:

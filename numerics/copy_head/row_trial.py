@@ -52,7 +52,7 @@ from scipy.optimize import minimize
 
 from emergence.base.errors import EmergenceError
 from emergence.numerics.copy_head.logit_gauge import flat_direction_basis
-from emergence.numerics.copy_head.posterior import (TRIAL_THEORIES, PosteriorMode, PosteriorTheory, data_action,
+from emergence.numerics.copy_head.posterior import (TRIAL_THEORIES, PosteriorMode, PosteriorTheory,
                                                     effective_invariants, entropy_rate, posterior_mean_loss)
 from emergence.numerics.order_parameters import cyclic_shift
 
@@ -184,6 +184,8 @@ class RowPosteriorTheory(PosteriorTheory):
     Variational coordinates ``x = (m, ln t_u, ln t_v, ln v, κ_M, κ_Q)``.
     """
 
+    bounds = np.array([[-5.0, 20.0], [-6.0, 3.0], [-6.0, 3.0], [-4.0, 4.0], [-200.0, 2000.0], [-200.0, 2000.0]])
+
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
                  trial: str = "row", averages: str = "monte_carlo"):
         if averages != "monte_carlo":
@@ -208,19 +210,32 @@ class RowPosteriorTheory(PosteriorTheory):
 
     def row_free_energy(self, x, P: float) -> float:
         """:math:`F(x; P)`: the KL of the module docstring plus the data term at the law's row averages."""
-        t_u, t_v = np.exp(x[1]), np.exp(x[2])
-        functions = self.functions(t_u, t_v)
-        law = CopyLaw.tilted(x[0], x[3], x[4], x[5], functions)
-        return self._free_energy_of(law, t_u, t_v, P, functions)
+        kl, q_eff, m_eff = self.action_parts(x)
+        return float(kl + self.data_term(q_eff, m_eff, P))
 
-    def _free_energy_of(self, law: CopyLaw, t_u, t_v, P, functions) -> float:
+    def action_parts(self, y) -> tuple[float, float, float]:
+        r"""``(KL, q_eff, m_eff)`` at ``y = x`` (the class docstring's coordinates): :math:`F = \text{KL} + S_{\rm data}`."""
+        t_u, t_v = np.exp(y[1]), np.exp(y[2])
+        functions = self.functions(t_u, t_v)
+        return self._parts_of(CopyLaw.tilted(y[0], y[3], y[4], y[5], functions), t_u, t_v, functions)
+
+    def _parts_of(self, law: CopyLaw, t_u, t_v, functions) -> tuple[float, float, float]:
         L, V, s = self.L, self.V, self.s
         scale = np.sqrt((L - 1) / L)  # y = scale * g
         mean, second = law.moments()
         kl = (self.token_directions * entropy_rate(t_u) + self.position_directions * entropy_rate(t_v)
               + copy_span_kl(law.entropy() + np.log(scale), scale * mean, scale**2 * second, L, V, s))
         q_eff, m_eff = effective_invariants(law.average(functions["square"]), law.average(functions["target"]), L, V)
-        return float(kl + data_action(q_eff, m_eff, L, L, P, V, self.lam, self.beta, L))
+        return float(kl), float(q_eff), float(m_eff)
+
+    def start_axes(self, points: int = 9) -> tuple[np.ndarray, ...]:
+        """The solver core's start grid: the Gaussian trial's in ``(m, ln t_u, ln t_v)``, the law at the prior's
+        width and untilted (:meth:`start_point`)."""
+        return (*super().start_axes(points), np.array([np.log(2 * self.s)]), np.array([0.0]), np.array([0.0]))
+
+    def mode_at(self, P: float, start: str, y) -> "RowMode":
+        """The :class:`RowMode` at coordinates ``y`` (:meth:`row_mode`)."""
+        return self.row_mode(P, start, np.asarray(y, dtype=float))
 
     def start_point(self, start: str) -> np.ndarray:
         """Prior variances, a Gaussian law of the prior's width about g = 0 (uniform) or the logit of 0.9 (copy)."""
@@ -229,8 +244,7 @@ class RowPosteriorTheory(PosteriorTheory):
 
     def minimise(self, P: float, start: str = "uniform", x0=None) -> RowMode:
         x0 = self.start_point(start) if x0 is None else np.asarray(x0, dtype=float)
-        result = minimize(lambda x: self.row_free_energy(x, P), x0, method="L-BFGS-B",
-                          bounds=[(-5.0, 20.0), (-6.0, 3.0), (-6.0, 3.0), (-4.0, 4.0), (-200.0, 2000.0), (-200.0, 2000.0)],
+        result = minimize(lambda x: self.row_free_energy(x, P), x0, method="L-BFGS-B", bounds=self.bounds.tolist(),
                           options={"eps": 1e-6, "maxiter": 500})
         return self.row_mode(P, start, result.x)
 
@@ -242,18 +256,11 @@ class RowPosteriorTheory(PosteriorTheory):
         aG, square_sum = law.average(functions["aG"]), law.average(functions["square_sum"])
         cG = (L * aG - 1) / (L - 1)
         c1 = 1 - cG
-        q_eff, m_eff = effective_invariants(law.average(functions["square"]), law.average(functions["target"]), L, V)
-        return RowMode(float(P), start, law.moments()[0], t_u, t_v, self._free_energy_of(law, t_u, t_v, P, functions),
+        kl, q_eff, m_eff = self._parts_of(law, t_u, t_v, functions)
+        return RowMode(float(P), start, law.moments()[0], t_u, t_v, float(kl + self.data_term(q_eff, m_eff, P)),
                        float(aG), float(c1), float(cG), float((c1**2 + 2 * c1 * cG + L * cG**2) / (L * square_sum)),
                        float(aG**2 / square_sum), posterior_mean_loss(q_eff, m_eff, L, L, P, V, self.lam, self.beta, L),
                        law, (float(x[0]), float(x[3]), float(x[4]), float(x[5])))
-
-    @staticmethod
-    def _coordinates(mode: PosteriorMode) -> list[float]:
-        if not isinstance(mode, RowMode):
-            raise EmergenceError(f"the row trial continues its own modes, got a {type(mode).__name__}")
-        m, log_v, kappa_M, kappa_Q = mode.shape
-        return [m, np.log(mode.t_u), np.log(mode.t_v), log_v, kappa_M, kappa_Q]
 
     def profile(self, P: float, aG_grid) -> dict[str, list[float]]:
         raise EmergenceError("the row trial has no fixed-a_G profile yet; compare its modes (F_copy - F_uniform)")

@@ -11,7 +11,7 @@ for a chain to tunnel.  For each :math:`P` of the grid:
   :math:`F_{\rm th}(a_G; P)` with the bulk variances optimised at each :math:`a_G`, and from it
   the same :math:`\Delta F` by the same estimator (the masses of :math:`e^{-F_{\rm th}}` on the
   two sides of :math:`a_\dagger`); the theory's modes and its posterior :math:`P^*` (equal mode
-  free energies, :meth:`~emergence.numerics.copy_head.posterior.PosteriorTheory.transition`);
+  free energies, :func:`~emergence.numerics.copy_head.posterior_action.posterior_transition`);
 * **saddle**: the MAP theory's :math:`P^*` beside them (the bulk dropped).
 
 The measured :math:`P^*` is the root of :math:`\Delta F(P)` (linear in :math:`\ln P` between the two
@@ -253,9 +253,10 @@ def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float 
     is read by ``"monte_carlo"`` only.
     """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
+    from emergence.numerics.copy_head.posterior_action import posterior_coexistence
 
     scan = np.geomspace(low, high, points)
-    return PosteriorTheory(L, V, convention, draws=draws, averages=averages).transition(scan)["P_star"]
+    return posterior_coexistence(PosteriorTheory(L, V, convention, draws=draws, averages=averages), scan)
 
 
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
