@@ -227,6 +227,19 @@ def test_the_rho_sweep_figure_is_registered_and_draws_a_stored_record(tmp_path):
     assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
 
 
+def test_an_adam_point_reads_the_onset_where_the_theory_is_continuous_and_the_jump_where_it_is_first_order():
+    from emergence.numerics.copy_head.rho_sweep import adam_point
+
+    measured = {"P_star": {"bracket": [424, 580], "rise": 0.15}, "onset": {"bracket": [496, 580], "rise": 0.45}}
+    continuous = {"L": 16, "V": 4, "settings": {"tokens": "markov:rho=0.6"}, "measured": measured,
+                  "predicted": {"transition_type": "continuous", "transitions": {"P_star": None, "onset": 306.9}}}
+    point = adam_point(continuous, {})
+    assert (point["kind"], point["bracket"], point["predicted"], point["rho"]) == ("onset", [496, 580], 306.9, 0.6)
+    jump = continuous | {"predicted": {"transition_type": "first order", "transitions": {"P_star": 292.3, "onset": None}}}
+    point = adam_point(jump, {})
+    assert (point["kind"], point["bracket"], point["predicted"]) == ("P_star", [424, 580], 292.3)
+
+
 @pytest.mark.slow
 def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_path, capsys):
     from emergence.cli import main

@@ -9,7 +9,7 @@ continuous.  A measured process (a corpus) is placed at its **effective persiste
 the :math:`\rho` of a persistence chain with the same unigram and the same probability that a token repeats the
 previous one (such a chain repeats with probability :math:`\rho + (1-\rho)\sum_u\pi_u^2`).  It is a coordinate for
 the figure, not a claim that the corpus is such a chain: the corpus's own transition is computed from all its
-lag joints.  :func:`adam_point` reads a measured jump bracket from a ``validate copy-head`` record.
+lag joints.  :func:`adam_point` reads a measured jump (or onset) bracket from a ``validate copy-head`` record.
 
 >>> joints = np.stack([np.eye(2) / 2, np.array([[0.4, 0.1], [0.1, 0.4]])])   # rho = 0.6 on V = 2
 >>> round(effective_persistence(joints), 12)
@@ -50,13 +50,17 @@ def measured_point(attention: str, L: int, V: int, process: TokenProcess, P, con
 
 
 def adam_point(record: dict, rho_eff: dict[str, float]) -> dict:
-    """The measured jump of a ``validate copy-head`` record (its JSON): the process, its :math:`\\rho` (the
-    parameter, or ``rho_eff[label]`` for a measured process), the grid bracket of the steepest measured rise of
-    :math:`a_G` (``measured["P_star"]``) and the predicted :math:`P^*` (``None`` where the theory has no jump)."""
+    """The measured transition of a ``validate copy-head`` record (its JSON): the process, its :math:`\\rho` (the
+    parameter, or ``rho_eff[label]`` for a measured process), the kind of transition the theory predicts there
+    (``"P_star"``: a first-order jump; ``"onset"``: continuous, the record's ``transition_type``), the grid bracket
+    of the steepest measured rise of :math:`a_G` read for that kind (``measured["P_star"]`` or
+    ``measured["onset"]``) and the predicted value of that kind (``None`` where the theory has neither)."""
     tokens = record.get("settings", {}).get("tokens", "iid")
     process = TokenProcess.parse(tokens) if not tokens.startswith("corpus:") else None
     rho = process.parameter if process is not None and process.kind == "markov" else rho_eff.get(tokens, 0.0)
-    measured = (record.get("measured") or {}).get("P_star") or {}
-    predicted = ((record.get("predicted") or {}).get("transitions") or {}).get("P_star")
-    return {"tokens": tokens, "rho": rho, "bracket": measured.get("bracket"), "rise": measured.get("rise"),
+    predicted_record = record.get("predicted") or {}
+    kind = "onset" if predicted_record.get("transition_type") == "continuous" else "P_star"
+    measured = (record.get("measured") or {}).get(kind) or {}
+    predicted = (predicted_record.get("transitions") or {}).get(kind)
+    return {"tokens": tokens, "rho": rho, "kind": kind, "bracket": measured.get("bracket"), "rise": measured.get("rise"),
             "predicted": predicted, "L": record.get("L"), "V": record.get("V")}

@@ -98,7 +98,8 @@ def _print_summary(record, out, statistics_line) -> None:
         print(f"  {statistics_line(record.corpus['token_statistics'])}", file=out)
         print(f"  corpus at rho_eff={record.corpus['rho_eff']:.4f}: {_transition(record.corpus)}", file=out)
     for point in record.adam:
-        print(f"  Adam {point['tokens']}: measured bracket {point['bracket']}, predicted P* {point['predicted']}", file=out)
+        name = "P*" if point.get("kind", "P_star") == "P_star" else "onset"
+        print(f"  Adam {point['tokens']}: measured bracket {point['bracket']}, predicted {name} {point['predicted']}", file=out)
 
 
 def _transition(entry: dict) -> str:
