@@ -5,8 +5,10 @@ import ast
 import inspect
 
 import pytest
+import torch
 
 from emergence.validation.copy_task import models, positional_logits, readout_head, token_position_logits, training
+from emergence.base.errors import EmergenceError
 from emergence.validation.copy_task.config import CopyTaskConvention
 
 MODEL_MODULES = (models, positional_logits, token_position_logits, readout_head, training)
@@ -40,3 +42,33 @@ def test_the_factory_picks_the_logits_module_of_the_architecture(architecture, l
     assert type(model.attention_logits) is logits
     assert model.logit_weights is model.attention_logits.weights and model.readout is model.head.readout
     assert [name for name, _ in model.named_parameters()] == ["attention_logits.weights", "head.readout"]
+
+
+
+@pytest.mark.parametrize("held", [("tt",), ("tt", "tp", "pt")], ids=["W_tt", "token-blocks"])
+@pytest.mark.parametrize("compiled", [False, None], ids=["autograd", "default-path"])
+def test_held_blocks_stay_at_zero_through_adam_and_the_others_train(held, compiled):
+    from emergence.validation.copy_task.data import copy_task_batch
+
+    V = 3
+    convention = CopyTaskConvention(architecture="T", attention="softmax")
+    model = models.CopyAttentionModel(2, 4, V, convention, dtype=torch.float32, compiled_action=compiled)
+    model.initialise(["uniform", "copy"], [0, 1], noise=0.1)
+    before = model.logit_weights.detach().clone()
+    logits = model.attention_logits
+    logits.hold_blocks_at_zero(held)
+    batch = copy_task_batch([8, 8], 4, V, [0, 1], dtype=torch.float32)
+    training.train_map(model, batch, steps=5, objective="marginal", stop_when_converged=False)
+    after = model.logit_weights.detach()
+    for name in token_position_logits.BLOCKS:
+        block = (slice(None), *logits.block_slices(name))
+        if name in held:
+            assert torch.count_nonzero(after[block]) == 0  # exactly zero, not merely small
+        else:
+            assert bool(((after[block] - before[block]).abs().amax(dim=(1, 2)) > 1e-3).all())
+
+
+def test_an_unknown_block_is_refused():
+    model = models.CopyAttentionModel(1, 4, 3, CopyTaskConvention(architecture="T", attention="softmax"))
+    with pytest.raises(EmergenceError, match="unknown block 'qq'"):
+        model.attention_logits.hold_blocks_at_zero(("qq",))

@@ -24,6 +24,10 @@ from emergence.validation.copy_task.normalisation import attention_normalisation
 from emergence.validation.copy_task.readout_head import ReadoutHead, add_design_statistics
 
 
+BLOCKS: tuple[str, ...] = ("tt", "tp", "pt", "pp")
+"""The blocks of :math:`W_{QK}`: query side then key side, ``t`` token, ``p`` position."""
+
+
 def _at_query(table: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """``table[r, tokens[r, m, l], l, :]``, shape ``(R, P, L, n)``, for ``table (R, V, L, n)`` and ``tokens (R, P, L)``.
 
@@ -53,6 +57,30 @@ class TokenPositionLogits(torch.nn.Module):
     def constant_block(self, theta: torch.Tensor) -> torch.Tensor:
         r""":math:`W_{tt}` ``(V, V)``: a constant :math:`W_{tt}` gives every logit that constant."""
         return theta[: self.V, : self.V]
+
+    def block_slices(self, name: str) -> tuple[slice, slice]:
+        """Rows and columns of block ``name`` (``tt``, ``tp``, ``pt`` or ``pp``) in the weights' last two axes."""
+        if name not in BLOCKS:
+            raise EmergenceError(f"unknown block {name!r}; choose from {', '.join(BLOCKS)}")
+        token, position = slice(None, self.V), slice(self.V, None)
+        return tuple(token if side == "t" else position for side in name)
+
+    @torch.no_grad()
+    def hold_blocks_at_zero(self, names: tuple[str, ...]) -> None:
+        r"""Set the blocks ``names`` (e.g. ``("tt",)``: :math:`W_{tt}`) of every run to zero and keep them there: an
+        ablation of model T (with ``("tt",)`` the attention sees token identity only through :math:`W_{tp}` and
+        :math:`W_{pt}`), not the theory's model.
+
+        A gradient hook zeroes their gradient (the prior's included), so Adam, whose step is
+        :math:`m/(\sqrt{v}+\epsilon)` with the moments of zero gradients, leaves them at exactly zero;
+        the other blocks train as before.  Call after :meth:`~emergence.validation.copy_task.models.CopyAttentionModel.initialise`.
+        """
+        mask = torch.ones_like(self.weights)
+        for name in names:
+            rows, columns = self.block_slices(name)
+            self.weights[:, rows, columns] = 0.0
+            mask[:, rows, columns] = 0.0
+        self.weights.register_hook(lambda gradient: gradient * mask)
 
     def logits(self, batch: CopyTaskBatch) -> torch.Tensor:
         """Per sequence, in the batch's order, ``(N, L, L)``."""
