@@ -176,15 +176,15 @@ def grid_around_prediction(attention: str, L: int, V: int, convention: str = "",
     import numpy as np
 
     from emergence.base.errors import EmergenceError
-    from emergence.validation.copy_task.analysis import GRID_POINTS, LINEAR_POINTS, grid_around, linear_grid
+    from emergence.validation.copy_task.analysis import (GRID_POINTS, LINEAR_POINTS, VERDICT_TRANSITIONS, grid_around,
+                                                         linear_grid, verdict_kind)
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.predictions import predicted_phase_diagram
 
     parsed = CopyTaskConvention.parse(convention, attention=attention)
-    transitions = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS), tokens)["transitions"]
-    names = ("P1", "crossover")
-    if attention == "softmax":
-        names = ("P_star",) if transitions.get("P_star") is not None or transitions.get("onset") is None else ("onset",)
+    predicted = predicted_phase_diagram(attention, L, V, parsed, np.geomspace(1.0, 1e7, THEORY_POINTS), tokens)
+    transitions = predicted["transitions"]
+    names = VERDICT_TRANSITIONS[verdict_kind(attention, predicted)]  # the transitions the verdict will compare
     lacking = [name for name in names if transitions.get(name) is None]
     if lacking:
         raise EmergenceError(f"the theory has no {' and no '.join(lacking)} at L={L}, V={V} "
