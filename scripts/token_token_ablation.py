@@ -24,10 +24,9 @@ import torch
 
 from emergence.base.errors import EmergenceError
 from emergence.validation.copy_task.config import CopyTaskConvention
-from emergence.validation.copy_task.experiment import point_config, sweep_model
+from emergence.validation.copy_task.experiment import point_config, point_runs, summarise_map, sweep_model
 from emergence.validation.copy_task.models import STARTS
 from emergence.validation.copy_task.token_position_logits import BLOCKS
-from emergence.validation.copy_task.training import measure, train_map
 
 
 def block_shares(weights: torch.Tensor, tokens: torch.Tensor, run: torch.Tensor, V: int) -> dict[str, np.ndarray]:
@@ -62,25 +61,22 @@ def run_point(P: int, args: argparse.Namespace) -> dict:
                           tokens=args.tokens)
     started = time.perf_counter()
     batch, evaluation, model, _ = sweep_model([config], "cpu")
+    runs = point_runs(config)  # (seed, start, chain) in the model's run order
     if args.zero_blocks:
         model.attention_logits.hold_blocks_at_zero(args.zero_blocks)
-    result = train_map(model, batch, steps=args.steps, lr=0.05, objective="marginal")
-    measured = measure(model, evaluation)
-    aG, potential = measured["aG"].numpy(), result.potential.numpy()
-    converged = result.converged.numpy()
+    summary = summarise_map(model, batch, evaluation, runs, config)  # per seed: both starts and the global MAP
     shares = block_shares(model.logit_weights, evaluation.tokens, evaluation.run, args.V)
-    runs = [(seed, start) for seed in range(args.seeds) for start in STARTS]
-    global_aG = []
-    for seed in range(args.seeds):
-        own = [i for i, (s, _) in enumerate(runs) if s == seed]
-        candidates = [i for i in own if converged[i]] or own
-        global_aG.append(float(aG[min(candidates, key=lambda i: potential[i])]))
+    index = {(seed, start): i for i, (seed, start, _) in enumerate(runs)}
+    per_run = [{"seed": entry["seed"], "start": start, "aG": entry[start]["aG"], "potential": entry[start]["potential"],
+                "converged": entry[start]["converged"],
+                **{f"share_{k}": float(v[index[entry["seed"], start]]) for k, v in shares.items()}}
+               for entry in summary["per_seed"] for start in STARTS]
+    aG = np.array([run["aG"] for run in per_run])
     return {
-        "P": P, "aG_mean": float(aG.mean()), "aG_std": float(aG.std(ddof=1)), "aG_global_per_seed": global_aG,
+        "P": P, "aG_mean": float(aG.mean()), "aG_std": float(aG.std(ddof=1)),
+        "aG_global_per_seed": [entry[entry["global_start"]]["aG"] for entry in summary["per_seed"]],
         "share_mean": {name: float(values.mean()) for name, values in shares.items()},
-        "runs": [{"seed": s, "start": st, "aG": float(aG[i]), "potential": float(potential[i]),
-                  "converged": bool(converged[i]), **{f"share_{k}": float(v[i]) for k, v in shares.items()}}
-                 for i, (s, st) in enumerate(runs)],
+        "runs": per_run,
         "seconds": time.perf_counter() - started,
     }
 

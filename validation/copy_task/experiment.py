@@ -98,7 +98,7 @@ def point_cost(config: dict[str, Any]) -> float:
     return float(config["P"] * config["L"] ** 2 * config["V"] * config["seeds"] * chains * steps)
 
 
-def _point_runs(config: dict[str, Any]) -> list[tuple[int, str, int]]:
+def point_runs(config: dict[str, Any]) -> list[tuple[int, str, int]]:
     """The ``(seed, start, chain)`` of every model of one point, in the model's run order."""
     chains = config["chains"] if config["optimizer"] == "sgld" else 1
     return [(seed, start, chain) for seed in range(config["seeds"]) for start in STARTS for chain in range(chains)]
@@ -106,12 +106,12 @@ def _point_runs(config: dict[str, Any]) -> list[tuple[int, str, int]]:
 
 def _data_seeds(config: dict[str, Any]) -> list[int]:
     """Each run's data seed: the sweep seed, the point's :math:`P` and the run's own seed (no other point's)."""
-    return [config["seed"] * 1_000_003 + 7919 * config["P"] + seed for seed, _, _ in _point_runs(config)]
+    return [config["seed"] * 1_000_003 + 7919 * config["P"] + seed for seed, _, _ in point_runs(config)]
 
 
 def _initial_seeds(config: dict[str, Any]) -> list[int]:
     """Each run's seed for its start's noise: the sweep seed, the run's own seed and chain (not P)."""
-    return [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in _point_runs(config)]
+    return [config["seed"] * 1_000_003 + 31 * seed + chain for seed, _, chain in point_runs(config)]
 
 
 def sweep_model(configs: list[dict[str, Any]], device: str):
@@ -123,16 +123,16 @@ def sweep_model(configs: list[dict[str, Any]], device: str):
     first = configs[0]
     convention = CopyTaskConvention(**first["convention"])
     L, V, dtype = first["L"], first["V"], getattr(torch, first["dtype"])
-    counts = _over_points(configs, lambda config: [config["P"]] * len(_point_runs(config)))
+    counts = _over_points(configs, lambda config: [config["P"]] * len(point_runs(config)))
     data_seeds = _over_points(configs, _data_seeds)
     tokens = first.get("tokens", "iid")
     batch = copy_task_batch(counts, L, V, data_seeds, convention.shift, convention.targets, dtype, device, tokens)
     evaluation = copy_task_batch([EVALUATION_SEQUENCES] * len(counts), L, V, [s + 104_729 for s in data_seeds],
                                  convention.shift, convention.targets, dtype, device, tokens)
     model = CopyAttentionModel(len(counts), L, V, convention, dtype=dtype, device=device)
-    model.initialise(_over_points(configs, lambda config: [start for _, start, _ in _point_runs(config)]),
+    model.initialise(_over_points(configs, lambda config: [start for _, start, _ in point_runs(config)]),
                      _over_points(configs, _initial_seeds))
-    sizes = torch.tensor([len(_point_runs(config)) for config in configs])
+    sizes = torch.tensor([len(point_runs(config)) for config in configs])
     return batch, evaluation, model, torch.repeat_interleave(torch.arange(len(configs)), sizes).to(device)
 
 
@@ -150,8 +150,8 @@ def run_copy_point(config: dict[str, Any], device: str = "cpu") -> dict[str, Any
     if config["optimizer"] not in ("adam", "sgld"):
         raise EmergenceError(f"unknown optimizer {config['optimizer']!r}; choose adam or sgld")
     batch, evaluation, model, _ = sweep_model([config], device)
-    summarise = _summarise_map if config["optimizer"] == "adam" else _summarise_sgld
-    summary = summarise(model, batch, evaluation, _point_runs(config), config)
+    summarise = summarise_map if config["optimizer"] == "adam" else _summarise_sgld
+    summary = summarise(model, batch, evaluation, point_runs(config), config)
     summary["seconds"] = time.perf_counter() - started
     return summary
 
@@ -182,12 +182,12 @@ def run_copy_points(configs: list[dict[str, Any]], device: str = "cpu") -> list[
         raise EmergenceError(f"unknown optimizer {configs[0]['optimizer']!r}; choose adam or sgld")
     started = time.perf_counter()
     batch, evaluation, model, points = sweep_model(configs, device)
-    bounds = np.cumsum([0] + [len(_point_runs(config)) for config in configs])
+    bounds = np.cumsum([0] + [len(point_runs(config)) for config in configs])
     if configs[0]["optimizer"] == "adam":
         per_run, summarise = _train_and_measure(model, batch, evaluation, configs[0], points), _map_summary
     else:
         per_run, summarise = _sample(model, batch, evaluation, configs, points), _sgld_summary
-    summaries = [summarise({key: values[begin:end] for key, values in per_run.items()}, _point_runs(config), config)
+    summaries = [summarise({key: values[begin:end] for key, values in per_run.items()}, point_runs(config), config)
                  for config, begin, end in zip(configs, bounds[:-1], bounds[1:])]
     seconds = time.perf_counter() - started
     total = sum(config["P"] for config in configs)
@@ -225,7 +225,8 @@ def _train_and_measure(model, batch, evaluation, config, points=None) -> dict[st
             "converged": result.converged.cpu().numpy(), **measured}
 
 
-def _summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
+def summarise_map(model, batch, evaluation, runs, config) -> dict[str, Any]:
+    """Adam on a point's runs and its summary (:func:`_map_summary`: per seed the global MAP among the starts)."""
     return _map_summary(_train_and_measure(model, batch, evaluation, config), runs, config)
 
 
