@@ -5,8 +5,8 @@ function                       computes                                     reco
 =============================  ===========================================  =====================
 :func:`phase_diagram`          global minimum of the copy-head reduced      :class:`~emergence.records.PhaseDiagram`
                                action on a grid of :math:`P`
-:func:`rho_sweep`              the softmax copy transition against the      :class:`~emergence.records.RhoSweep`
-                               persistence :math:`\rho`, a corpus placed on it
+:func:`rho_sweep`              the copy transition against the persistence  :class:`~emergence.records.RhoSweep`
+                               :math:`\rho`, a corpus placed on it
 :func:`scaling`                one scaling claim at high precision          :class:`~emergence.records.ScalingVerdict`
 :func:`derive`                 a theory's derivation, step by step (SymPy)  :class:`~emergence.records.Derivation`
 :func:`basis`                  leading-term corpus statistics               :class:`~emergence.records.Basis`
@@ -123,14 +123,16 @@ RHO_SWEEP_DEFAULTS = {"rho": (0.0, 0.2, 0.4, 0.6, 0.8), "P": (5.0, 1e5, 300)}
 
 
 def rho_sweep(L: int, V: int, rho: Sequence[float] = RHO_SWEEP_DEFAULTS["rho"], P: Sequence[float] | None = None,
-              tokens: str = "iid", adam: Sequence = ()):
-    r"""The softmax copy transition (saddle level, model T) against the persistence :math:`\rho` of ``markov:rho=R``.
+              tokens: str = "iid", adam: Sequence = (), attention: str = "softmax"):
+    r"""The copy transition (saddle level, model T) against the persistence :math:`\rho` of ``markov:rho=R``.
 
-    Per :math:`\rho`: the coexistence point P* and its metastable window where the jump is first order, the onset
-    where it has ended.  ``tokens="corpus:PATH"`` adds the corpus's own transition (all its lag joints) at its
-    effective persistence :math:`\rho_{\rm eff} = (\operatorname{tr}J_1 - \sum\pi^2)/(1 - \sum\pi^2)`; ``adam``:
-    ``validate copy-head`` records at the same ``L, V`` (:class:`~emergence.records.CopyHeadValidation` or their
-    dicts), whose measured brackets the record carries.  ``P``: the grid (default 300 log-spaced values in
+    Per :math:`\rho`, softmax attention: the coexistence point P* and its metastable window where the jump is first
+    order, the onset where it has ended; linear attention: the second-order point P1 and the copy crossover.
+    ``tokens="corpus:PATH"`` adds the corpus's own transition (all its lag joints) at its effective persistence
+    :math:`\rho_{\rm eff} = (\operatorname{tr}J_1 - \sum\pi^2)/(1 - \sum\pi^2)`; ``adam``: ``validate copy-head``
+    records at the same ``attention, L, V`` (:class:`~emergence.records.CopyHeadValidation` or their dicts), judged
+    again by the validation's own verdict (``agreement``), one point per transition that verdict compares (its
+    measured bracket, its status and the record's verdict).  ``P``: the grid (default 300 log-spaced values in
     [5, 1e5]).
     """
     import numpy as np
@@ -140,7 +142,9 @@ def rho_sweep(L: int, V: int, rho: Sequence[float] = RHO_SWEEP_DEFAULTS["rho"], 
     from emergence.numerics.copy_head.rho_sweep import adam_point, measured_point, persistence_sweep
     from emergence.numerics.copy_head.sizes import MINIMUM_L, MINIMUM_V
     from emergence.records import RhoSweep
+    from emergence.validation.copy_task.analysis import VERDICT_TRANSITIONS, record_agreement
 
+    attention = check.choice("attention", attention, ATTENTIONS)
     L, V = check.integer("L", L, max(MINIMUM_L, 4)), check.integer("V", V, MINIMUM_V)
     rhos = tuple(sorted(set(check.sequence("rho", rho, lambda name, value: check.number(name, value, 0.0, 1.0, open_high=True)))))
     if P is None:
@@ -148,20 +152,25 @@ def rho_sweep(L: int, V: int, rho: Sequence[float] = RHO_SWEEP_DEFAULTS["rho"], 
     else:
         grid = np.sort(check.distinct(check.sequence("P", P, check.positive, min_length=8), 2, "P"))
     process = _token_process(tokens)
-    records = [_adam_record(record, L, V) for record in check.sequence("adam", adam, lambda name, value: value, min_length=0)]
-    corpus = measured_point("softmax", L, V, process, grid) if process.kind == "corpus" else None
+    records = [_adam_record(record, attention, L, V) for record in check.sequence("adam", adam, lambda name, value: value, min_length=0)]
+    verdicts = [record_agreement(record) for record in records]
+    corpus = measured_point(attention, L, V, process, grid) if process.kind == "corpus" else None
     rho_eff = {process.label(): corpus["rho_eff"]} if corpus else {}
-    return RhoSweep(attention="softmax", L=L, V=V, theory=persistence_sweep("softmax", L, V, rhos, grid), corpus=corpus,
-                    adam=[adam_point(record, rho_eff) for record in records])
+    adam_points = [adam_point(record, rho_eff, name, verdict) for record, verdict in zip(records, verdicts)
+                   for name in VERDICT_TRANSITIONS.get(verdict["verdict_kind"], ())]
+    return RhoSweep(attention=attention, L=L, V=V, theory=persistence_sweep(attention, L, V, rhos, grid), corpus=corpus,
+                    adam=adam_points)
 
 
-def _adam_record(record, L: int, V: int) -> dict:
-    """A ``validate copy-head`` record (or its dict) at sizes ``L, V``, as a dict."""
+def _adam_record(record, attention: str, L: int, V: int) -> dict:
+    """A ``validate copy-head`` record (or its dict) of ``attention`` at sizes ``L, V``, as a dict."""
     from emergence.records import CopyHeadValidation
 
     record = record.to_dict() if isinstance(record, CopyHeadValidation) else record
-    if not isinstance(record, dict) or "measured" not in record or (record.get("L"), record.get("V")) != (L, V):
-        raise InvalidArgumentError("adam", f"each must be a validate copy-head record at L = {L}, V = {V}")
+    if (not isinstance(record, dict) or "measured" not in record
+            or (record.get("attention"), record.get("L"), record.get("V")) != (attention, L, V)):
+        raise InvalidArgumentError("adam", f"each must be a validate copy-head record of {attention} attention at "
+                                           f"L = {L}, V = {V}")
     return record
 
 

@@ -20,7 +20,13 @@ import torch
 
 from emergence.base.errors import EmergenceError
 from emergence.numerics.copy_head.lag_joint_action import LagJointData, lag_moments
-from emergence.numerics.copy_head.token_process import TokenProcess, cyclic_shift, data_term, token_process_action
+from emergence.numerics.copy_head.token_process import (
+    TokenProcess,
+    copy_transition,
+    cyclic_shift,
+    data_term,
+    token_process_action,
+)
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.token_streams import sample_tokens
 
@@ -227,17 +233,100 @@ def test_the_rho_sweep_figure_is_registered_and_draws_a_stored_record(tmp_path):
     assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
 
 
-def test_an_adam_point_reads_the_onset_where_the_theory_is_continuous_and_the_jump_where_it_is_first_order():
+def test_an_adam_point_reads_the_named_transition_and_its_verdict():
     from emergence.numerics.copy_head.rho_sweep import adam_point
 
     measured = {"P_star": {"bracket": [424, 580], "rise": 0.15}, "onset": {"bracket": [496, 580], "rise": 0.45}}
-    continuous = {"L": 16, "V": 4, "settings": {"tokens": "markov:rho=0.6"}, "measured": measured,
-                  "predicted": {"transition_type": "continuous", "transitions": {"P_star": None, "onset": 306.9}}}
-    point = adam_point(continuous, {})
+    record = {"attention": "softmax", "L": 16, "V": 4, "settings": {"tokens": "markov:rho=0.6"}, "measured": measured,
+              "predicted": {"transition_type": "continuous", "transitions": {"P_star": None, "onset": 306.9}}}
+    verdict = {"passes": False, "transitions": {"onset": {"status": "outside"}}}
+    point = adam_point(record, {}, "onset", verdict)
     assert (point["kind"], point["bracket"], point["predicted"], point["rho"]) == ("onset", [496, 580], 306.9, 0.6)
-    jump = continuous | {"predicted": {"transition_type": "first order", "transitions": {"P_star": 292.3, "onset": None}}}
-    point = adam_point(jump, {})
-    assert (point["kind"], point["bracket"], point["predicted"]) == ("P_star", [424, 580], 292.3)
+    assert (point["attention"], point["status"], point["passes"]) == ("softmax", "outside", False)
+    point = adam_point(record, {}, "P_star", {"passes": True, "transitions": {"P_star": {"status": "within"}}})
+    assert (point["kind"], point["bracket"], point["predicted"], point["status"]) == ("P_star", [424, 580], None, "within")
+
+
+def _linear_adam_record(L: int, P1: float, rho: float = 0.4) -> dict:
+    """A linear ``validate copy-head`` record (its JSON) whose measurement has P1 = 100 and crossover 600 (the
+    linear verdict's stand-in sweep), predicted at ``P1``."""
+    from test_linear_verdict import CROSSOVER, _sweep, _theory
+
+    from emergence.validation.copy_task.analysis import linear_grid
+
+    predicted = _theory(P1=P1) | {"transition_type": "second order + crossover"}
+    measured = _sweep(linear_grid(100.0, CROSSOVER))
+    return json.loads(json.dumps({"attention": "linear", "L": L, "V": 4, "settings": {"tokens": f"markov:rho={rho}"},
+                                  "measured": measured, "predicted": predicted}, default=float))
+
+
+def test_the_linear_rho_sweep_gives_the_theorys_P1_and_crossover_and_judges_each_adam_record():
+    from emergence import api
+
+    grid = np.geomspace(5, 2000, 24)
+    right, planted = _linear_adam_record(16, 100.0), _linear_adam_record(16, 300.0, rho=0.2)
+    record = api.rho_sweep(16, 4, rho=[0.4], P=grid, adam=[right, planted], attention="linear")
+    transition = copy_transition("linear", 16, 4, TokenProcess("markov", 0.4), grid)
+    assert (record.attention, record.corpus) == ("linear", None)
+    assert {key: record.theory[0][key] for key in ("rho", "type", "P1", "crossover")} == {
+        "rho": 0.4, "type": transition["type"], "P1": transition["P1"], "crossover": transition["crossover"]}
+    # the page's table (300-point grid): P1 27.06, crossover 191.3 at L = 16, rho = 0.4
+    assert round(record.theory[0]["P1"], 2) == 27.06 and round(record.theory[0]["crossover"], 1) == 191.3
+    points = {(point["rho"], point["kind"]): point for point in record.adam}
+    assert sorted(points) == [(0.2, "P1"), (0.2, "crossover"), (0.4, "P1"), (0.4, "crossover")]
+    assert points[0.4, "P1"]["passes"] and points[0.4, "P1"]["status"] == "within"
+    assert points[0.4, "P1"]["predicted"] == 100.0 and points[0.4, "crossover"]["bracket"] == right["measured"]["crossover"]["bracket"]
+    # the planted P1 (three times the measured one) fails the validation's own verdict
+    assert points[0.2, "P1"]["status"] == "outside" and not points[0.2, "P1"]["passes"]
+    assert points[0.2, "crossover"]["status"] == "within" and not points[0.2, "crossover"]["passes"]
+
+
+@pytest.mark.parametrize("case", ["softmax record in a linear sweep", "wrong L", "no verdict to give"])
+def test_the_rho_sweep_refuses_an_adam_record_of_another_panel_in_one_line(tmp_path, capsys, case):
+    from emergence import api
+
+    from test_copy_task_verdict import _jump_at, _sweep, _theory
+
+    softmax = {"attention": "softmax", "L": 16, "V": 4, "measured": _sweep(_jump_at(957.0)), "settings": {"tokens": "iid"},
+               "predicted": _theory() | {"transition_type": "first order"}}
+    record, options, expected = {
+        "softmax record in a linear sweep": (softmax, ["--attention", "linear", "--L", "16"],
+                                             "a record of softmax attention at L = 16, V = 4; this sweep has linear at L = 16"),
+        "wrong L": (_linear_adam_record(8, 100.0), ["--attention", "softmax", "linear", "--L", "16", "32"],
+                    "this sweep has softmax at L = 16, softmax at L = 32, linear at L = 16, linear at L = 32"),
+        "no verdict to give": (softmax | {"measured": {}}, ["--L", "16"],
+                               "adam.json: a validate copy-head record without a measurement and prediction to judge")}[case]
+    path = tmp_path / "adam.json"
+    path.write_text(json.dumps(record, default=float))
+    assert expected in _refusal(capsys, ["rho-sweep", "--V", "4", *options, "--adam", str(path)])
+    if case == "wrong L":
+        with pytest.raises(EmergenceError, match="linear attention at L = 16, V = 4"):
+            api.rho_sweep(16, 4, adam=[record], attention="linear")
+
+
+def test_the_rho_sweep_figure_draws_softmax_and_linear_panels(tmp_path):
+    from emergence.demo.figures import draw_stored
+
+    softmax = {"attention": "softmax", "L": 16, "V": 4, "theory": [{"rho": 0.0, "P_star": 292.3, "spinodals": [279.8, 319.0]}],
+               "adam": [{"tokens": "markov:rho=0", "rho": 0.0, "kind": "P_star", "bracket": [249, 292], "passes": True}],
+               "corpus": None}
+    linear = {"attention": "linear", "L": 32, "V": 4,
+              "theory": [{"rho": 0.0, "P1": 25.4, "crossover": 489.4}, {"rho": 0.4, "P1": 26.6, "crossover": 505.5}],
+              "adam": [{"tokens": "markov:rho=0.4", "rho": 0.4, "kind": "P1", "bracket": [19, 27], "passes": False},
+                       {"tokens": "markov:rho=0.4", "rho": 0.4, "kind": "crossover", "bracket": [383, 542], "passes": False}],
+              "corpus": {"tokens": "corpus:/x/text.txt", "rho_eff": -0.04, "P1": 20.0, "crossover": 400.0,
+                         "token_statistics": {"file": "/x/text.txt"}}}
+    figure = draw_stored("rho_sweep", [softmax, linear], tmp_path / "panels.png")
+    assert figure.stat().st_size > 0
+    from emergence.records import RhoSweep
+    from emergence.report.figures import rho_sweep_figure
+
+    drawn = rho_sweep_figure([RhoSweep.from_dict(softmax), RhoSweep.from_dict(linear)])
+    titles = [axis.get_title(loc="left") for axis in drawn.axes]
+    assert titles == ["copy head, softmax attention, $L = 16$, $V = 4$", "copy head, linear attention, $L = 32$, $V = 4$"]
+    labels = drawn.axes[1].get_legend_handles_labels()[1]
+    assert {"theory copy crossover", "theory $P_1$ (second order)", "verdict fails",
+            "theory, text.txt ($P_1$, crossover)"} <= set(labels)
 
 
 @pytest.mark.slow
@@ -247,9 +336,13 @@ def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_pat
     from emergence.numerics.copy_head.rho_sweep import effective_persistence
 
     text = markov_text(tmp_path / "markov.txt", 0.6, 3, 20_000)
+    from test_copy_task_verdict import _jump_at, _sweep, _theory
+
     adam = tmp_path / "adam.json"
-    adam.write_text(json.dumps({"L": 6, "V": 3, "settings": {"tokens": f"corpus:{text}"},
-                                "measured": {"P_star": {"bracket": [50, 80]}}, "predicted": None}))
+    measured = _sweep(_jump_at(957.0))  # the softmax verdict's stand-in: a jump at 957 where the theory predicts it
+    adam.write_text(json.dumps({"attention": "softmax", "L": 6, "V": 3, "settings": {"tokens": f"corpus:{text}"},
+                                "measured": measured, "predicted": _theory() | {"transition_type": "first order"}},
+                               default=float))
     out = tmp_path / "sweep.json"
     assert main(["rho-sweep", "--L", "6", "--V", "3", "--rho", "0.6", "--points", "8", "--P-min", "10", "--P-max", "1000",
                  "--tokens", f"corpus:{text}", "--adam", str(adam), "--json", str(out)]) == 0
@@ -258,11 +351,12 @@ def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_pat
     joints = TokenProcess.parse(f"corpus:{text}").joints(6, 3)
     assert record["corpus"]["rho_eff"] == effective_persistence(joints)
     assert abs(record["corpus"]["rho_eff"] - 0.6) < 0.03  # the chain's own rho, to its estimation error
-    assert record["adam"][0]["bracket"] == [50, 80] and record["adam"][0]["rho"] == record["corpus"]["rho_eff"]
+    assert record["adam"][0]["bracket"] == measured["P_star"]["bracket"] and record["adam"][0]["passes"]
+    assert record["adam"][0]["rho"] == record["corpus"]["rho_eff"]
     assert FIGURE_KINDS["rho_sweep"] == "RhoSweep"
     assert draw_stored("rho_sweep", record, tmp_path / "sweep.png").stat().st_size > 0
     capsys.readouterr()
-    assert _refusal(capsys, ["rho-sweep", "--L", "6", "--V", "4", "--adam", str(adam)]).endswith("at L = 6, V = 4")
+    assert _refusal(capsys, ["rho-sweep", "--L", "6", "--V", "4", "--adam", str(adam)]).endswith("at V = 4")
 
 
 def test_a_sweep_point_on_a_corpus_is_keyed_on_the_files_content(tmp_path):

@@ -557,8 +557,14 @@ def _transition_points(entries: list, key: str) -> tuple[list[float], list[float
     return [entry["rho"] for entry in kept], [entry[key] for entry in kept]
 
 
-def _rho_theory(axis, theory: list) -> None:
-    """The theory's P* line and metastable window against rho, and its onset where the jump has ended."""
+def _rho_theory(axis, theory: list, attention: str) -> None:
+    """The theory's transitions against rho: softmax, the P* line and metastable window and the onset where the
+    jump has ended; linear, the second-order point P1 and the copy crossover."""
+    if attention == "linear":
+        for key, style, label in (("crossover", "-", "theory copy crossover"), ("P1", ":", "theory $P_1$ (second order)")):
+            rho, value = _transition_points(theory, key)
+            axis.plot(rho, value, style, color="black", label=label)
+        return
     rho, P_star = _transition_points(theory, "P_star")
     axis.plot(rho, P_star, "-", color="black", label="theory $P^*$ (first order)")
     windows = [entry for entry in theory if entry.get("spinodals")]
@@ -571,33 +577,49 @@ def _rho_theory(axis, theory: list) -> None:
 
 
 def _rho_adam(axis, adam: list) -> None:
-    """Each measured Adam bracket as a bar at its rho (red: a corpus, blue: a persistence process)."""
+    """Each measured Adam bracket as a bar at its rho (red: a corpus, blue: a persistence process), a cross on
+    the bars of a record whose verdict fails."""
     labelled = set()
     for point in (entry for entry in adam if entry.get("bracket")):
         name = "corpus" if point["tokens"].startswith("corpus:") else "persistence"
         axis.plot([point["rho"]] * 2, point["bracket"], "-", color="tab:red" if name == "corpus" else "tab:blue", lw=3,
                   label=None if name in labelled else f"Adam bracket ({name})")
         labelled.add(name)
+        if point.get("passes") is False:
+            axis.plot([point["rho"]], [math.sqrt(point["bracket"][0] * point["bracket"][1])], "x", color="black", ms=8,
+                      mew=1.5, label=None if "fails" in labelled else "verdict fails")
+            labelled.add("fails")
+
+
+def _rho_corpus(axis, corpus: dict, attention: str) -> None:
+    """A measured process at its effective persistence: a star per theory transition."""
+    name = corpus["token_statistics"].get("file", corpus["tokens"]).rsplit("/", 1)[-1]
+    keys = ("P1", "crossover") if attention == "linear" else ("P_star",) if corpus.get("P_star") else ("onset",)
+    names = {"P1": "$P_1$", "crossover": "crossover", "P_star": "$P^*$", "onset": "onset"}
+    for n, key in enumerate(key for key in keys if corpus.get(key) is not None):
+        axis.plot([corpus["rho_eff"]], [corpus[key]], "*", color="tab:red", ms=14,
+                  label=f"theory, {name} ({', '.join(names[k] for k in keys)})" if n == 0 else None)
 
 
 def rho_sweep_figure(record, ax=None):
-    r"""The copy transition against the persistence :math:`\rho`: the theory's :math:`P^*` (line) and metastable
-    window, its onset where the jump has ended (dashed), measured Adam brackets (bars), and a measured process
-    at its effective persistence (star: theory; bar: Adam)."""
-    figure, axes = new_figure(1, ax, size=(6.2, 4.2))
-    axis = axes[0]
-    _rho_theory(axis, record.theory)
-    _rho_adam(axis, record.adam)
-    if record.corpus is not None:
-        value = record.corpus.get("P_star") or record.corpus.get("onset")
-        name = record.corpus["token_statistics"].get("file", record.corpus["tokens"]).rsplit("/", 1)[-1]
-        axis.plot([record.corpus["rho_eff"]], [value], "*", color="tab:red", ms=14,
-                  label=f"theory, {name} ({'$P^*$' if record.corpus.get('P_star') else 'onset'})")
-    axis.set_yscale("log")
-    axis.set_xlabel(r"persistence $\rho$ (corpus: effective $\rho_{\rm eff}$; dimensionless)")
-    axis.set_ylabel("$P^*$ (training sequences, log scale)")
-    axis.set_title(f"copy head, {record.attention} attention, $L = {record.L}$, $V = {record.V}$", fontsize=9, loc="left")
-    _legend(axis)
+    r"""The copy transition against the persistence :math:`\rho`, one panel per record (a record or a list of them,
+    two columns): softmax, the theory's :math:`P^*` (line) and metastable window and its onset where the jump has
+    ended (dashed); linear, the theory's second-order point :math:`P_1` (dotted) and copy crossover (line);
+    measured Adam brackets (bars, a cross where the record's verdict fails), and a measured process at its
+    effective persistence (star: theory; bar: Adam)."""
+    records = record if isinstance(record, list) else [record]
+    figure, axes = new_figure(len(records), ax, columns=min(2, len(records)), size=(6.2, 4.2))
+    for axis, panel in zip(axes, records):
+        _rho_theory(axis, panel.theory, panel.attention)
+        _rho_adam(axis, panel.adam)
+        if panel.corpus is not None:
+            _rho_corpus(axis, panel.corpus, panel.attention)
+        axis.set_yscale("log")
+        axis.set_xlabel(r"persistence $\rho$ (corpus: effective $\rho_{\rm eff}$; dimensionless)")
+        quantity = "$P_1$ and crossover" if panel.attention == "linear" else "$P^*$ or onset"
+        axis.set_ylabel(f"{quantity} (training sequences, log scale)")
+        axis.set_title(f"copy head, {panel.attention} attention, $L = {panel.L}$, $V = {panel.V}$", fontsize=9, loc="left")
+        _legend(axis)
     return figure
 
 

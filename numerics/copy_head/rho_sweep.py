@@ -9,7 +9,8 @@ continuous.  A measured process (a corpus) is placed at its **effective persiste
 the :math:`\rho` of a persistence chain with the same unigram and the same probability that a token repeats the
 previous one (such a chain repeats with probability :math:`\rho + (1-\rho)\sum_u\pi_u^2`).  It is a coordinate for
 the figure, not a claim that the corpus is such a chain: the corpus's own transition is computed from all its
-lag joints.  :func:`adam_point` reads a measured jump (or onset) bracket from a ``validate copy-head`` record.
+lag joints.  :func:`adam_point` reads one measured transition's bracket (the jump, the onset, or the linear
+:math:`P_1` and crossover) and its verdict from a ``validate copy-head`` record.
 
 >>> joints = np.stack([np.eye(2) / 2, np.array([[0.4, 0.1], [0.1, 0.4]])])   # rho = 0.6 on V = 2
 >>> round(effective_persistence(joints), 12)
@@ -49,18 +50,20 @@ def measured_point(attention: str, L: int, V: int, process: TokenProcess, P, con
         "token_statistics": process.statistics_record(L, V)}
 
 
-def adam_point(record: dict, rho_eff: dict[str, float]) -> dict:
-    """The measured transition of a ``validate copy-head`` record (its JSON): the process, its :math:`\\rho` (the
-    parameter, or ``rho_eff[label]`` for a measured process), the kind of transition the theory predicts there
-    (``"P_star"``: a first-order jump; ``"onset"``: continuous, the record's ``transition_type``), the grid bracket
-    of the steepest measured rise of :math:`a_G` read for that kind (``measured["P_star"]`` or
-    ``measured["onset"]``) and the predicted value of that kind (``None`` where the theory has neither)."""
+def adam_point(record: dict, rho_eff: dict[str, float], name: str, verdict: dict) -> dict:
+    """One measured transition ``name`` of a ``validate copy-head`` record (its JSON) and its ``verdict`` (the
+    validation's ``agreement`` of that record): the process, its :math:`\\rho` (the parameter, or ``rho_eff[label]``
+    for a measured process), ``kind`` = ``name`` (``"P_star"``: a first-order jump; ``"onset"``: a continuous
+    softmax rise; ``"P1"``, ``"crossover"``: the linear second-order point and copy crossover), the measured grid
+    bracket and rise (``measured[name]``), the predicted value (``None`` where the theory has none), the sizes
+    and attention, the transition's verdict ``status`` (``"within"`` when its bracket lies within the validation's
+    factor) and whether the whole record ``passes``."""
     tokens = record.get("settings", {}).get("tokens", "iid")
     process = TokenProcess.parse(tokens) if not tokens.startswith("corpus:") else None
     rho = process.parameter if process is not None and process.kind == "markov" else rho_eff.get(tokens, 0.0)
-    predicted_record = record.get("predicted") or {}
-    kind = "onset" if predicted_record.get("transition_type") == "continuous" else "P_star"
-    measured = (record.get("measured") or {}).get(kind) or {}
-    predicted = (predicted_record.get("transitions") or {}).get(kind)
-    return {"tokens": tokens, "rho": rho, "kind": kind, "bracket": measured.get("bracket"), "rise": measured.get("rise"),
-            "predicted": predicted, "L": record.get("L"), "V": record.get("V")}
+    measured = (record.get("measured") or {}).get(name) or {}
+    predicted = ((record.get("predicted") or {}).get("transitions") or {}).get(name)
+    status = ((verdict.get("transitions") or {}).get(name) or {}).get("status")
+    return {"tokens": tokens, "rho": rho, "kind": name, "bracket": measured.get("bracket"), "rise": measured.get("rise"),
+            "predicted": predicted, "L": record.get("L"), "V": record.get("V"), "attention": record.get("attention"),
+            "status": status, "passes": bool(verdict.get("passes"))}

@@ -558,6 +558,20 @@ def agreement(attention: str, measured: dict, predicted: dict | None) -> dict:
     }
 
 
+def record_agreement(record: dict, where: str = "") -> dict:
+    """:func:`agreement` of a stored ``validate copy-head`` record (its JSON: ``attention``, ``measured``,
+    ``predicted``), judged again with today's verdict; a one-line
+    :class:`~emergence.base.errors.InvalidArgumentError` (parameter ``adam``, the message starting with ``where``)
+    when it holds nothing to judge."""
+    from emergence.base.errors import InvalidArgumentError
+
+    try:
+        return agreement(record["attention"], record["measured"], record["predicted"])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        raise InvalidArgumentError("adam", f"{where}a validate copy-head record without a measurement and prediction "
+                                           "to judge") from None
+
+
 def _converged_points(measured: dict) -> tuple[list[int], list[str]]:
     """Indices of the converged points and the reasons that qualify them: a measurement without a convergence
     record counts no point as converged (missing data), and non-converged points are named."""
