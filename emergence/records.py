@@ -425,10 +425,11 @@ class CopyHeadValidation(Record):
 
 @dataclass(eq=False)
 class RhoSweep(Record):
-    r"""The copy transition against the persistence :math:`\rho` at one size: the theory per :math:`\rho`
-    (``theory``: type, :math:`P^*` and spinodals, or the onset), a measured process placed at its effective
-    persistence (``corpus``, or ``None``) and measured Adam brackets (``adam``), from
-    :mod:`emergence.numerics.copy_head.rho_sweep`."""
+    r"""The copy transition against the persistence :math:`\rho` at one attention and size: the theory per
+    :math:`\rho` (``theory``: type; softmax :math:`P^*` and spinodals, or the onset; linear :math:`P_1` and the
+    copy crossover), a measured process placed at its effective persistence (``corpus``, or ``None``) and
+    measured Adam brackets with their verdict (``adam``: one point per transition the verdict compares), from
+    :mod:`emergence.numerics.copy_head.rho_sweep`.  A list of them draws one panel each."""
 
     figure: ClassVar[str] = "rho_sweep_figure"
     attention: str

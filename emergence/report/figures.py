@@ -608,7 +608,7 @@ def rho_sweep_figure(record, ax=None):
     measured Adam brackets (bars, a cross where the record's verdict fails), and a measured process at its
     effective persistence (star: theory; bar: Adam)."""
     records = record if isinstance(record, list) else [record]
-    figure, axes = new_figure(len(records), ax, columns=min(2, len(records)), size=(6.2, 4.2))
+    figure, axes = new_figure(len(records), ax, columns=min(2, len(records)), size=(6.2, 4.2) if len(records) == 1 else (7.6, 4.0))
     for axis, panel in zip(axes, records):
         _rho_theory(axis, panel.theory, panel.attention)
         _rho_adam(axis, panel.adam)
