@@ -9,6 +9,7 @@ import pytest
 
 from emergence.validation.copy_task.analysis import (
     agreement,
+    extension_point,
     linear_grid,
     measured_curves,
     measured_transitions,
@@ -120,6 +121,26 @@ def test_next_bisection_narrows_only_an_undecided_linear_bracket():
     planted = _theory(crossover=300.0)  # the crossover bracket [500, 700] now straddles 2 x 300
     assert next_bisection("linear", measured, planted, measured["P"]) == 592
     assert next_bisection("linear", measured, None, measured["P"]) is None
+
+
+def test_a_crossover_on_the_grids_last_interval_extends_the_grid_until_it_decides():
+    """The copy rise at 900 and a grid ending at 849: the steepest interval is the last one, so the crossover is
+    not measured (``missing``) and the next point is one grid step above the grid, until a bracket decides;
+    a last interval that starts beyond twice the prediction is not extended (the verdict fails as it is)."""
+    grid = [50, 71, 100, 141, 200, 300, 424, 600, 849]
+    measured = _sweep(grid, crossover=900.0)
+    assert measured["crossover"]["bracket"] is None and measured["crossover"]["last_interval"] == [600, 849]
+    assert next_bisection("linear", measured, _theory(), grid) == extension_point([600, 849]) == 1201
+    for _ in range(6):  # the experiment's loop: run the next point, read the transitions again
+        P = next_bisection("linear", measured, _theory(), grid)
+        if P is None:
+            break
+        grid = sorted(grid + [P])
+        measured = _sweep(grid, crossover=900.0)
+    status = agreement("linear", measured, _theory())["transitions"]["crossover"]["status"]
+    assert grid[-1] > 849 and status in ("within", "outside"), (grid, status)
+    early = _theory(crossover=250.0)  # [600, 849] starts beyond 2 x 250: outside whatever lies above
+    assert next_bisection("linear", _sweep(grid[:9], crossover=900.0), early, grid[:9]) is None
 
 
 def test_the_experiment_bisects_a_linear_bracket_until_it_decides(tmp_path, monkeypatch):

@@ -32,7 +32,8 @@ when the order parameter changes by at least :math:`\delta` = :data:`SIGNIFICANT
   defines it), when :math:`c_G` rises by at least :math:`\delta` across the grid
   (:math:`\max_{i<j} c_G(P_j) - c_G(P_i) \ge \delta`) and the steepest interval is not the grid's
   last (there the slope may still grow beyond the grid, as the theory's own onset refuses a maximum
-  on its grid's edge).
+  on its grid's edge; the entry then carries ``last_interval``, and :func:`next_bisection` extends the
+  grid by one step).
 
 Besides the bracket, :func:`onset_fit` fits the theory's onset law :math:`c_1^{1/\beta} = a(P - P_1)`
 (:math:`\beta` the theory's critical exponent, 1/2 in the Landau expansion) to the converged points
@@ -204,7 +205,7 @@ def _onset(P, values: np.ndarray, name: str = "c_G") -> dict:
     i = int(np.argmax(np.diff(values) / np.diff(np.log(np.asarray(P, dtype=float)))))
     if i == len(P) - 2 and len(P) > 2:
         return _absent(f"{name} rises by {rise:.2g} but most steeply on the grid's last interval (P = {P[i]:g} to "
-                       f"{P[i + 1]:g}): the copy onset may lie beyond the grid")
+                       f"{P[i + 1]:g}): the copy onset may lie beyond the grid") | {"last_interval": [P[i], P[i + 1]]}
     return _bracket(P, i, rise, f"{name} rises by {rise:.2g} across the grid, steepest in ln P between "
                                 f"P = {P[i]:g} and {P[i + 1]:g}")
 
@@ -371,28 +372,50 @@ def linear_grid(P1: float, crossover: float, points: int = LINEAR_POINTS) -> lis
 
 
 def next_bisection(attention: str, measured: dict, predicted: dict | None, grid: Sequence[float]) -> int | None:
-    """The next point to run inside a measured bracket (:func:`bisection_point`), or None when none is needed.
+    """The next point to run: inside a measured bracket (:func:`bisection_point`) or one grid step beyond the
+    grid (:func:`extension_point`); None when none is needed.
 
     Softmax judged on its jump (:func:`verdict_kind`): inside the jump's bracket, always (narrowing
     :math:`P^*`).  Linear, and softmax judged on a continuous onset: inside the first transition whose
     bracket straddles a bound of the agreement factor (``unresolved`` against ``predicted``), so the sweep
     stops bisecting once each bracket decides, or when no whole number is left inside the bracket (the
-    resolution of one sequence).
+    resolution of one sequence); and beyond the grid where a transition's steepest rise lies on the grid's
+    last interval (``last_interval``: the onset may lie further up) while that interval still starts within
+    the agreement factor of the prediction (above it the transition is outside the factor whatever lies beyond).
     """
     kind = verdict_kind(attention, predicted)
     if kind == "first_order_jump":
-        candidates = [(measured.get("P_star") or {}).get("bracket")]
+        candidates = [bisection_point((measured.get("P_star") or {}).get("bracket"))]
     elif predicted is None:
         return None
     else:
-        candidates = [(measured.get(name) or {}).get("bracket") for name in VERDICT_TRANSITIONS[kind]
-                      if compare_transition((measured.get(name) or {}).get("bracket"),
-                                            predicted["transitions"].get(name), grid)["status"] == "unresolved"]
-    for bracket in candidates:
-        P = bisection_point(bracket)
+        candidates = [_next_point(measured.get(name) or {}, predicted["transitions"].get(name), grid)
+                      for name in VERDICT_TRANSITIONS[kind]]
+    for P in candidates:
         if P is not None and P not in grid:
             return P
     return None
+
+
+def _next_point(entry: dict, predicted: float | None, grid: Sequence[float]) -> int | None:
+    """The point that decides one measured transition ``entry`` against ``predicted``, or None."""
+    status = compare_transition(entry.get("bracket"), predicted, grid)["status"]
+    if status == "unresolved":
+        return bisection_point(entry.get("bracket"))
+    edge = entry.get("last_interval")
+    if status == "missing" and edge is not None and edge[0] <= AGREEMENT_FACTOR * predicted:
+        return extension_point(edge)
+    return None
+
+
+def extension_point(interval: Sequence[float]) -> int:
+    """One geometric grid step beyond the grid's last ``interval`` [a, b]: :math:`b^2/a`, in whole sequences.
+
+    >>> extension_point([725, 1026])
+    1452
+    """
+    low, high = interval
+    return int(round(high * high / low))
 
 
 def grid_coverage(grid: Sequence[float], predicted: float, name: str = "P*") -> dict:

@@ -14,7 +14,10 @@ After the grid, up to ``bisections`` extra points narrow the measured transition
 current bracket (:func:`~emergence.validation.copy_task.analysis.bisection_point`), run like any grid
 point and stored in the same folder; the brackets are read again from all converged points.  A softmax
 jump is bisected every time; a linear transition only while its bracket straddles a bound of the
-agreement factor, so a linear sweep stops as soon as every bracket decides.
+agreement factor, so a linear sweep stops as soon as every bracket decides.  Where a linear transition's
+(or a continuous softmax onset's) steepest rise lies on the grid's last interval, the next point is one grid step
+above the grid (:func:`~emergence.validation.copy_task.analysis.extension_point`), while that interval starts
+within the agreement factor of the prediction.
 :func:`grid_around_prediction` gives the grid the verdict asks for: softmax, :data:`GRID_POINTS` points
 spanning :math:`[P^*/3, 3P^*]` around the predicted :math:`P^*`; linear, points over
 :math:`[P_1/2, 2P_1]` and :math:`[P_G/2, 2P_G]` around the predicted second-order point and crossover.

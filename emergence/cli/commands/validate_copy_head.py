@@ -46,7 +46,8 @@ def add_arguments(parser):
                         help="after the grid, run up to this many extra points, each at the geometric midpoint of a "
                              "measured bracket: softmax, the jump's (every time); linear, and softmax with a continuous "
                              "predicted onset, a transition's whose bracket straddles a bound of the factor 2 (until "
-                             "every bracket decides) (default: "
+                             "every bracket decides), or one grid step above the grid where its steepest rise "
+                             "lies on the grid's last interval (default: "
                              + ", ".join(f"{a} {n}" for a, n in DEFAULT_BISECTIONS.items()) + ")")
     parser.add_argument("--seeds", type=integer(1), default=2, help="independent data sets per P (default 2)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
