@@ -33,6 +33,11 @@ def test_density_and_entropy_are_the_dense_gaussians():
     assert np.allclose(TRIAL.log_density(theta), log_q, rtol=0, atol=1e6 * ULP * np.abs(dense).max())
     centred_at_mean = dense_log_density(TRIAL, TRIAL.mean()[None])[0]  # = -ln det(2 pi Sigma)/2 = -H + N^2/2
     assert TRIAL.entropy() == pytest.approx(N * N / 2 - centred_at_mean, rel=1e6 * ULP)
+    flat, visible = visible_geometry(L, V)
+    D = block_variances(L, V, TRIAL.ratios, S).ravel()
+    second_moment = S * flat.shape[1] + np.trace(visible.T @ (D[:, None] * visible)) + (TRIAL.mean() ** 2).sum()
+    kl = -TRIAL.entropy() + N * N / 2 * np.log(2 * np.pi * S) + second_moment / (2 * S)  # -H - E ln prior
+    assert TRIAL.kl_from_prior() == pytest.approx(kl, rel=1e6 * ULP)
 
 
 def test_gauge_case_is_the_theorys_gauge_correct_trial():

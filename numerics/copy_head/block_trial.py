@@ -27,6 +27,7 @@ the compression.  The density and entropy are those of a nonsingular Gaussian on
     \ln Q(\theta) = -\tfrac12|\xi|^2 - \tfrac12|\xi_{\mathcal K}|^2 - \tfrac{N^2}2\ln 2\pi - \tfrac{n_{\mathcal K}}2\ln s
     - \ln\det C^{1/2},\qquad H[Q] = \tfrac{N^2}2(1 + \ln 2\pi) + \tfrac{n_{\mathcal K}}2\ln s + \ln\det C^{1/2}.
 
+:math:`\mathrm{KL}(Q\,\|\,\text{prior})` follows from the same determinant and :math:`\operatorname{tr}C`.
 Every block ratio and :math:`\delta` is one number, so the trial keeps the task's symmetry (a token
 permutation or a cyclic position shift applied to rows and columns maps it to itself).
 """
@@ -103,6 +104,14 @@ class BlockTrial:
         n_flat = visible_geometry(self.L, self.V)[0].shape[1]
         N2 = (self.V + self.L) ** 2
         return 0.5 * N2 * (1 + np.log(2 * np.pi)) + 0.5 * n_flat * np.log(self.s) + self._parts[4]
+
+    def kl_from_prior(self) -> float:
+        r""":math:`\mathrm{KL}(Q\,\|\,\mathcal N(0, sI)) = \tfrac12[(\operatorname{tr}\Sigma + |\mu|^2)/s - N^2 - \ln\det(\Sigma/s)]`, exact."""
+        flat, _, mean, root, half_log_det = self._parts
+        n_flat, N2 = flat.shape[1], flat.shape[0]
+        trace = self.s * n_flat + float((root**2).sum())
+        return 0.5 * ((trace + float(mean @ mean)) / self.s - N2 - n_flat * np.log(self.s) - 2 * half_log_det
+                      + N2 * np.log(self.s))
 
     def sample(self, standard: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Draws ``(n, N, N)`` from standard normals ``standard (n, N^2)`` (the first :math:`n_{\\mathcal K}` columns
