@@ -163,6 +163,27 @@ def split_checks(result: dict, L: int, V: int, s: float, potential, standard: np
     return checks
 
 
+MAX_SIZE = 32
+"""Largest N = V + L: the trial's bases come from a dense eigendecomposition of an (N^2, N^2) projector (N = 20: seconds)."""
+MEMORY_LIMIT = 8 * 2**30
+"""Bytes the dense geometry and the draws may take (the trial's bases are dense (N^2, N^2) matrices)."""
+
+
+def refusal(args, modes: list[str], families: list[str]) -> str | None:
+    """One line saying what is wrong with the arguments (invalid, or too large for MEMORY_LIMIT), or None."""
+    if (args.L < 3 or args.V < 2 or args.P < 1 or set(modes) - {"copy", "uniform"} or set(families) - set(FAMILIES)
+            or not 40 <= args.fit_draws <= 20_000 or not 40 <= args.draws <= 40_000 or args.maxfev < 1):
+        return ("need --L >= 3, --V >= 2, --P >= 1, --modes among copy,uniform, --families among " + ",".join(FAMILIES)
+                + ", 40 <= --fit-draws <= 20000, 40 <= --draws <= 40000, --maxfev >= 1")
+    n = (args.V + args.L) ** 2
+    memory = 8 * (4 * n * n + 3 * (args.fit_draws + args.draws) * n)
+    if args.V + args.L > MAX_SIZE:
+        return f"--V + --L = {args.V + args.L} > {MAX_SIZE}: the dense (N^2, N^2) bases take O(N^6) time"
+    if memory > MEMORY_LIMIT:
+        return f"--L {args.L} --V {args.V} needs about {memory / 2**30:.0f} GiB (limit {MEMORY_LIMIT / 2**30:.0f} GiB)"
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--L", type=int, required=True)
@@ -170,19 +191,16 @@ def main(argv=None) -> int:
     parser.add_argument("--P", type=int, required=True)
     parser.add_argument("--modes", default="copy,uniform")
     parser.add_argument("--families", default="gauge,block", help=f"among {','.join(FAMILIES)}")
-    parser.add_argument("--fit-draws", type=int, default=400, dest="fit_draws")
+    parser.add_argument("--fit-draws", type=int, default=300, dest="fit_draws")
     parser.add_argument("--draws", type=int, default=4000)
-    parser.add_argument("--maxfev", type=int, default=200)
+    parser.add_argument("--maxfev", type=int, default=350)
     parser.add_argument("--diag", action="store_true", help="a variance ratio of its own on the W_tt diagonal")
     parser.add_argument("--seed", type=int, default=0, help="seed of the draws (the training data seed is 0)")
     args = parser.parse_args(argv)
     modes, families = args.modes.split(","), args.families.split(",")
-    if (args.L < 3 or args.V < 2 or args.P < 1 or set(modes) - {"copy", "uniform"} or set(families) - set(FAMILIES)
-            or not 40 <= args.fit_draws <= 20_000
-            or not 40 <= args.draws <= 40_000 or args.maxfev < 1):
-        print("need --L >= 3, --V >= 2, --P >= 1, --modes among copy,uniform, --families among " + ",".join(FAMILIES)
-              + ", 40 <= --fit-draws <= 20000, "
-              "40 <= --draws <= 40000, --maxfev >= 1", file=sys.stderr)
+    problem = refusal(args, modes, families)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     torch.set_num_threads(1)
     convention = CopyTaskConvention.parse("", attention="softmax")
