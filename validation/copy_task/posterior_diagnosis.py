@@ -149,6 +149,45 @@ def flat_log_ratio(standard: torch.Tensor, V: int, t_u: float, t_v: float) -> to
     return total
 
 
+def trial_potential(L: int, V: int, P: int, convention: CopyTaskConvention, seed: int = 0, chunk: int = 250):
+    r"""The model's potential :math:`U(\theta) = S_r(\theta) + \frac{N^2}2\ln 2\pi s` on the ``P`` training sequences of
+    the measurement's data seed, as a function of draws ``theta (n, N, N)`` (array or tensor) returning ``(n,)``.
+
+    :math:`e^{-U}` is the unnormalised posterior (prior density times :math:`e^{-S_{\rm data}}`, every constant of the
+    model's action included), so :math:`\ln w = -U - \ln Q` and :math:`F_Q = \mathbb E_Q[U] - H[Q]`.  Evaluated
+    ``chunk`` draws at a time (the last chunk padded).
+    """
+    softmax = convention.with_attention("softmax")
+    batch = copy_task_batch([P] * chunk, L, V, [training_data_seed(seed, P)] * chunk, softmax.shift, softmax.targets,
+                            torch.float64, "cpu")
+    model = CopyAttentionModel(chunk, L, V, softmax)
+    normaliser = 0.5 * (V + L) ** 2 * math.log(2 * math.pi * model.logit_prior_variance)
+
+    def potential(theta) -> np.ndarray:
+        theta = torch.as_tensor(theta, dtype=torch.float64)
+        out = []
+        for start in range(0, len(theta), chunk):
+            part = theta[start:start + chunk]
+            padded = torch.cat([part, part.new_zeros((chunk - len(part), *part.shape[1:]))])
+            with torch.no_grad():
+                model.logit_weights.copy_(padded)
+                out.append(model.marginal_potential(batch)[:len(part)].numpy())
+        return np.concatenate(out) + normaliser
+
+    return potential
+
+
+def importance_summary(log_weight: np.ndarray, seed: int = 0, bootstrap: int = 200) -> dict[str, float]:
+    r""":math:`F_Q = \mathbb E_Q[-\ln w]`, :math:`F_{\rm IS} = -\ln\frac1N\sum_nw_n`, bootstrap errors over draws of
+    :math:`F_{\rm IS}` and of the gap :math:`F_Q - F_{\rm IS}`, and the log-weight spread, from ``log_weight (N,)``."""
+    draws = len(log_weight)
+    resamples = np.random.default_rng(seed).integers(0, draws, (bootstrap, draws))
+    boot = np.array([np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples])
+    boot_gap = [-log_weight[index].mean() - value for index, value in zip(resamples, boot)]
+    return {"F_trial": float(-log_weight.mean()), "F_IS": float(np.log(draws) - np.logaddexp.reduce(log_weight)),
+            "F_IS_error": float(np.std(boot)), "gap_error": float(np.std(boot_gap)), "log_weight_sd": float(log_weight.std())}
+
+
 def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: CopyTaskConvention, draws: int = 2000,
                                    seed: int = 0, chunk: int = 250, bootstrap: int = 200,
                                    trial: str = "gauge") -> dict[str, float]:
@@ -159,19 +198,15 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     the directions the data sees and the prior on the flat ones), or the row trial
     (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density).  Its weight is the product trial's divided by
     :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
-    ``P`` training sequences of the measurement's data seed, so differences between modes are
-    comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns ``F_trial``, ``F_IS``, ``F_IS_error``
-    and ``gap_error`` (of :math:`F_{\rm trial} - F_{\rm IS}`; bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}`
-    when the weights are log-normal).
+    ``P`` training sequences of the measurement's data seed (:func:`trial_potential`), so differences between modes are
+    comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns
+    :func:`importance_summary`: ``F_trial``, ``F_IS``, ``F_IS_error`` and ``gap_error`` (of :math:`F_{\rm trial} - F_{\rm IS}`;
+    bootstrap over draws) and ``log_weight_sd`` (its spread: about :math:`\sqrt{2\,\mathrm{KL}}` when the weights are log-normal).
     """
-    softmax = convention.with_attention("softmax")
     runs = min(chunk, draws)
-    batch = copy_task_batch([P] * runs, L, V, [training_data_seed(seed, P)] * runs, softmax.shift, softmax.targets,
-                            torch.float64, "cpu")
-    model = CopyAttentionModel(runs, L, V, softmax)
-    s = model.logit_prior_variance
+    potential = trial_potential(L, V, P, convention, seed, runs)
+    s = convention.logit_prior_variance(L)
     mean, variance = trial_moments(V, L, mode.g, mode.t_u, mode.t_v, s)
-    prior_normaliser = -0.5 * (V + L) ** 2 * math.log(2 * math.pi * s)
     trial_normaliser = -0.5 * torch.log(2 * math.pi * variance).sum()
     generator = torch.Generator().manual_seed(seed)
     row_generator = np.random.default_rng(seed)
@@ -186,16 +221,8 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
             log_trial = -0.5 * (standard**2).sum((-2, -1)) + trial_normaliser
             if trial == "gauge":
                 log_trial = log_trial + flat_log_ratio(standard, V, mode.t_u, mode.t_v)
-        with torch.no_grad():
-            model.logit_weights.copy_(theta)
-            action = model.marginal_potential(batch)
-        log_weights.append((-action + prior_normaliser - log_trial).numpy())
-    log_weight = np.concatenate(log_weights)[:draws]
-    resamples = np.random.default_rng(seed).integers(0, draws, (bootstrap, draws))
-    boot = np.array([np.log(draws) - np.logaddexp.reduce(log_weight[index]) for index in resamples])
-    boot_gap = [-log_weight[index].mean() - value for index, value in zip(resamples, boot)]
-    return {"F_trial": float(-log_weight.mean()), "F_IS": float(np.log(draws) - np.logaddexp.reduce(log_weight)),
-            "F_IS_error": float(np.std(boot)), "gap_error": float(np.std(boot_gap)), "log_weight_sd": float(log_weight.std())}
+        log_weights.append(-potential(theta) - log_trial.numpy())
+    return importance_summary(np.concatenate(log_weights)[:draws], seed, bootstrap)
 
 
 def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
