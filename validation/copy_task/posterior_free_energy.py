@@ -142,7 +142,8 @@ def measured_P_star(P, delta_F, delta_F_error, converged) -> dict[str, float | N
     value = root_in_log_P(P_used, delta)
     if value is None:
         return None
-    low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
+    with np.errstate(invalid="ignore"):  # an empty basin's -inf with its infinite error: NaN, never a sign change
+        low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
     i = first_sign_change(delta)
     return {"value": value, "error": None if low is None or high is None else 0.5 * abs(high - low),
             "bracket": [P_used[i], P_used[i + 1]]}

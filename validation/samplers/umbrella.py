@@ -114,7 +114,7 @@ def _unbiased_log_weights(xi, N_k, centres, kappa, pymbar, initial_f_k=None):
 
 
 def _summaries(xi, log_w, bins, divide):
-    """The weighted histogram, the mass at ``xi >= divide``, :math:`\Delta F = \ln m_{\rm low} - \ln m_{\rm high}`
+    r"""The weighted histogram, the mass at ``xi >= divide``, :math:`\Delta F = \ln m_{\rm low} - \ln m_{\rm high}`
     and the mean.  Each side's mass is summed from its own draws, so a side without draws has mass exactly 0 and
     :math:`\Delta F = \pm\infty` (one minus the other side's sum of normalised weights is rounding, about 1e-14)."""
     w = np.exp(log_w)
