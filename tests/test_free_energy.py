@@ -211,3 +211,29 @@ def test_the_self_averaging_probe_is_a_likelihood_temperature(multiple):
     with torch.no_grad():
         wrong.logit_weights.copy_(model.logit_weights)
     assert not torch.allclose(wrong.marginal_potential(repeated), exact, rtol=1e-3, atol=0)
+
+
+def test_the_stopping_rule_holds_only_where_every_window_meets_the_diagnostics():
+    from emergence.validation.copy_task.free_energy import diagnostics_stopping_rule, windows_converged
+
+    rng = np.random.default_rng(0)
+    independent = torch.as_tensor(rng.normal(size=(3 * 4, 400)))  # 3 windows x 4 chains: ESS about 1600 each
+    assert windows_converged(independent, 3)
+    split = independent.clone()
+    split[4] += 1.0  # window 1's first chain sits apart: R-hat > 1.01
+    assert not windows_converged(split, 3)
+    assert not windows_converged(independent[:, :90], 3)  # 4 x 90 draws cannot reach ESS 400
+    softmax = {"attention": "softmax", "first_draws": 200, "draws": 400}
+    assert diagnostics_stopping_rule(softmax, 3).first == 200
+    for off in ({"first_draws": 0}, {"first_draws": 400}, {"attention": "linear"}):
+        assert diagnostics_stopping_rule({**softmax, **off}, 3) is None
+
+
+def test_a_point_that_misses_the_diagnostics_draws_to_its_cap_and_is_not_converged():
+    from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
+
+    config = umbrella_point_config(4, 2, 6, SOFTMAX, seed=3, centres=[0.1, 0.3, 0.5], chains=2, warmup=10, draws=24,
+                                   first_draws=4, leapfrog=4, min_overlap=0.0)
+    result = run_free_energy_point(config)
+    assert result["draws"] == 24 and result["samples"] == 3 * 2 * 24
+    assert not result["converged"]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
-from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, StoppingRule, adapt_and_sample
 
 VARIANCES = torch.tensor([0.01, 1.0, 25.0], dtype=torch.float64)
 """An anisotropic Gaussian (condition number 2500): the step size alone cannot fit every direction."""
@@ -129,3 +129,26 @@ def test_settings_refuse_values_that_cannot_run(settings, message):
     with pytest.raises(ValueError, match=re.escape(message)) as error:
         HMCSettings(**settings)
     assert "\n" not in str(error.value)
+
+
+def _draws_taken(stop, draws=300):
+    theta = torch.nn.Parameter(torch.zeros(2, 1, dtype=torch.float64))
+    sampler = HMC([theta], lambda: 0.5 * (theta**2).sum(-1), HMCSettings(step_size=0.5, leapfrog_steps=3),
+                  generator=torch.Generator().manual_seed(0))
+    return adapt_and_sample(sampler, 10, draws, lambda: {"x": theta[:, 0].detach().clone()}, stop=stop)["x"].shape[1]
+
+
+def test_a_stopping_rule_stops_at_its_first_look_that_holds_and_never_past_the_draws():
+    looked = []
+
+    def after_150(recorded):
+        looked.append(recorded["x"].shape[1])
+        return recorded["x"].shape[1] >= 150
+
+    assert _draws_taken(StoppingRule(100, 25, after_150)) == 150
+    assert looked == [100, 125, 150]  # the rule sees every draw recorded so far, at its looks only
+    assert _draws_taken(StoppingRule(100, 25, lambda recorded: False)) == 300  # never met: the full run
+    assert _draws_taken(StoppingRule(100, 25, lambda recorded: True), draws=80) == 80  # first look past the end
+    assert _draws_taken(None) == 300
+    with pytest.raises(ValueError, match="first >= 1"):
+        StoppingRule(0, 25, after_150)

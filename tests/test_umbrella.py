@@ -52,3 +52,15 @@ def test_a_wrong_window_centre_breaks_the_estimate(window_draws):
     planted[6] += 0.15  # MBAR told the wrong bias of one window right of the barrier (half a spacing)
     profile = free_energy_profile(window_draws, planted, KAPPA, divide=0.0, bins=np.linspace(-1.8, 1.8, 25), bootstrap=20)
     assert abs(profile.delta_F - exact_delta_F()) > 3 * profile.delta_F_error + 0.02
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_basin_without_draws_has_no_mass_not_the_rounding_of_the_other(seed):
+    """Every draw above the divide: Delta F is -inf and the copy mass 1 exactly (one minus a sum of 3200
+    normalised weights is rounding, about 1e-14, and read as mass gave a finite Delta F near -31)."""
+    rng = np.random.default_rng(seed)
+    centres, kappa = np.array([0.5, 0.6, 0.7, 0.8]), 200.0
+    draws = np.array([rng.normal(c, 0.07, size=(4, 200)) for c in centres])
+    profile = free_energy_profile(draws, centres, kappa, divide=float(draws.min()) - 0.01, bins=np.linspace(0, 1, 21),
+                                  bootstrap=5, seed=seed)
+    assert profile.delta_F == -np.inf and profile.mass_high == 1.0

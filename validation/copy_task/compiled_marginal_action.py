@@ -49,13 +49,15 @@ def compiled_action_available() -> bool:
 
 def kernels(V: int):
     """The two loops for vocabulary ``V``, compiled on first use with ``V`` a constant (its loops unrolled);
-    returns ``(forward_pass, backward_pass)``."""
+    returns ``(forward_pass, backward_pass)``.  Numba caches the machine code on disk (``cache=True``, keyed by the
+    source and ``V``), so a fresh worker process loads the loops in under a second instead of compiling them again
+    (15 s on the quiet development machine, 54 s at load 6)."""
     if V in _kernels:
         return _kernels[V]
     import numba
     import numpy as np
 
-    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True)
     def forward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, D,
                      previous_sum):
         """Fill ``design (R_g, P, L, V)``, ``normaliser`` and ``previous (R_g, P, L)`` of the group's ``runs`` and add
@@ -93,7 +95,7 @@ def kernels(V: int):
             D[r] += squares
             previous_sum[r] += previous_total
 
-    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True)
     def backward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, of_design,
                       of_targets, action_gradient, previous_gradient, gradient):
         """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from

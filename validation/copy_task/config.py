@@ -89,6 +89,7 @@ FREE_ENERGY_DEFAULTS: dict = {
     "chains": 4,
     "warmup": 150,
     "draws": 400,
+    "first_draws": 200,
     "leapfrog": 12,
     "divide": 0.3,
     "bins": 28,
@@ -99,8 +100,10 @@ FREE_ENERGY_DEFAULTS: dict = {
 }
 """One umbrella point's defaults: window centres in a_G (spacing 0.1 = 1.4 standard deviations of a window
 at kappa = 200, from below the uniform basin at L = 16 to above the copy basin), stiffness, HMC chains per
-window, warm-up and recorded trajectories (400 x 4 chains: bulk ESS 720-880 per window at L = 8 with 500),
-leapfrog steps, the basin divide, the number of profile bins on [0, 0.95], and the self-averaging probe
+window, warm-up and recorded trajectories (400 x 4 chains: bulk ESS 720-880 per window at L = 8 with 500; at most
+``draws``: a softmax umbrella point checks its diagnostics after ``first_draws`` and every 100 draws after, and
+stops once every window meets them, :func:`~emergence.validation.copy_task.free_energy.diagnostics_stopping_rule`;
+``first_draws`` 0: always ``draws``), leapfrog steps, the basin divide, the number of profile bins on [0, 0.95], and the self-averaging probe
 ``data_multiple`` k (1: the posterior of the P training sequences; k > 1: the data term of P sequences
 represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`),
 the window exchange (configurations of neighbouring windows swapped every ``exchange_every`` trajectories; 0: off,

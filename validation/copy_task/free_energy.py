@@ -55,7 +55,7 @@ from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import measure_draw
 from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
-from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings, StoppingRule, adapt_and_sample
 from emergence.validation.samplers.umbrella import free_energy_profile
 from emergence.validation.samplers.window_exchange import WindowExchange, WindowExchangeSettings
 from emergence.validation.samplers.window_placement import PlacementSettings, place_windows
@@ -154,6 +154,32 @@ def gradient_cost(potential, parameter: torch.Tensor, flops: float | None = None
             "flops_per_gradient": float(counter.get_total_flops()) if flops is None else flops}
 
 
+DRAW_BLOCK = 100
+"""Draws per chain between two looks of :func:`diagnostics_stopping_rule`."""
+
+
+def windows_converged(aG: torch.Tensor, windows: int) -> bool:
+    """Whether every window's draws ``aG (windows * chains, n)`` meet :data:`RHAT_LIMIT` and :data:`ESS_MINIMUM`."""
+    values = aG.cpu().numpy().reshape(windows, -1, aG.shape[-1])
+    for window in values:
+        rhat, ess = rhat_and_bulk_ess(window)
+        if not (rhat <= RHAT_LIMIT and ess >= ESS_MINIMUM):
+            return False
+    return True
+
+
+def diagnostics_stopping_rule(config: dict[str, Any], windows: int) -> StoppingRule | None:
+    r"""Softmax umbrella points: draws sized by the diagnostics.  After ``first_draws`` draws per chain, and then
+    every :data:`DRAW_BLOCK`, the windows' :math:`a_G` chains are checked; the point stops once every window meets
+    :math:`\hat R \le` :data:`RHAT_LIMIT` and bulk ESS :math:`\ge` :data:`ESS_MINIMUM`, and draws on to ``draws``
+    otherwise.  The point's diagnostics are computed again on its final chains.  ``None`` (a fixed ``draws``) where
+    ``first_draws`` is 0 or not below ``draws``, and for linear attention."""
+    first = int(config.get("first_draws", 0))
+    if config["attention"] != "softmax" or not 0 < first < int(config["draws"]):
+        return None
+    return StoppingRule(first, DRAW_BLOCK, lambda recorded: windows_converged(recorded["aG"], windows))
+
+
 def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = "cpu") -> dict[str, Any]:
     """One HMC pass of every window ``centres (K,)`` and chain of ``config``, batched; with window exchange every
     ``exchange_every`` trajectories (0: none; softmax with two or more windows only).
@@ -178,6 +204,7 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
     if config["attention"] == "softmax":
         start_windows(model, run_centres, config["seed"])
 
+        @torch.no_grad()
         def record():
             bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
             return {"aG": model.previous_token_attention(batch).detach(), **bulk}
@@ -207,7 +234,8 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
                   generator=torch.Generator().manual_seed(int(config["seed"]) + 17))
     cost = gradient_cost(potential, model.logit_weights, model.compiled_flops(batch))
     samples = adapt_and_sample(sampler, config["warmup"], config["draws"], record,
-                               after_trajectory=exchange.after_trajectory if exchange else None)
+                               after_trajectory=exchange.after_trajectory if exchange else None,
+                               stop=diagnostics_stopping_rule(config, len(centres)))
     return {"samples": samples, "cost": cost, "gradient": model.gradient_path,
             "gradients": sampler.gradient_evaluations,
             "swap_acceptance": None if exchange is None else exchange.acceptance().tolist()}
@@ -292,6 +320,7 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
         for key, values in observed.items():
             summary[f"{key}_mean"], summary[f"{key}_sem"] = mean_and_standard_error(values[0])
     summary["samples"] = int(aG.size)
+    summary["draws"] = int(aG.shape[-1])
     summary["converged"] = bool(summary["rhat_max"] <= RHAT_LIMIT and summary["ess_min"] >= ESS_MINIMUM
                                 and (summary["overlap_min"] is None or summary["overlap_min"] >= OVERLAP_MINIMUM))
     summary.update(sampled["cost"])

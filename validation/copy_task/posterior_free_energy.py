@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE
+from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, PROFILE_POINTS, PROFILE_RANGE
 from emergence.validation.samplers.umbrella import delta_F_of_profile
 
 BASIN_TOLERANCE = 0.05
@@ -119,7 +119,7 @@ def root_in_log_P(P, values) -> float | None:
 
 PROFILE_KEYS = ("P", "bins", "F", "F_error", "centres", "window_mean", "window_rhat", "window_ess",
                 "window_t_u", "window_t_v", "window_t_copy", "window_g", "acceptance", "window_overlap",
-                "swap_acceptance", "placement")
+                "swap_acceptance", "placement", "draws")
 """What the ``measured`` record keeps of each point's profile."""
 PER_POINT_KEYS = ("delta_F", "delta_F_error", "aG_mean", "aG_sem", "basin_aG", "mode_weight", "seconds",
                   "seconds_per_gradient", "flops_per_gradient")
@@ -142,7 +142,8 @@ def measured_P_star(P, delta_F, delta_F_error, converged) -> dict[str, float | N
     value = root_in_log_P(P_used, delta)
     if value is None:
         return None
-    low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
+    with np.errstate(invalid="ignore"):  # an empty basin's -inf with its infinite error: NaN, never a sign change
+        low, high = (root_in_log_P(P_used, delta + sign * error) for sign in (-1, 1))
     i = first_sign_change(delta)
     return {"value": value, "error": None if low is None or high is None else 0.5 * abs(high - low),
             "bracket": [P_used[i], P_used[i + 1]]}
@@ -259,6 +260,35 @@ def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float 
     return posterior_coexistence(PosteriorTheory(L, V, convention, draws=draws, averages=averages), scan)
 
 
+def run_comparison_point(config: dict[str, Any]) -> dict[str, Any]:
+    """One point of the comparison's sweep: a theory profile (:func:`run_predicted_point`) or an umbrella point
+    (:func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`, on the CPU), by ``config["experiment"]``."""
+    from emergence.validation.copy_task.free_energy import run_free_energy_point
+
+    if config["experiment"] == "posterior-theory-profile":
+        return run_predicted_point(config)
+    return run_free_energy_point(config, device="cpu")
+
+
+THEORY_PROFILE_COST = 0.3
+"""A theory profile's run time in units of an umbrella point of the same P with the default settings, roughly (L = 8,
+V = 4, the loaded 2-core development machine: 26 s for the profile at P = 98 against 95-250 s an umbrella point);
+it only orders the points."""
+
+
+def comparison_cost(config: dict[str, Any]) -> float:
+    r"""A point's expected run time, relative: an umbrella point's gradients, :math:`P \cdot` windows :math:`\cdot`
+    chains :math:`\cdot` (warm-up + draws) :math:`\cdot` leapfrog steps, over the default settings' at the same P;
+    a theory profile :data:`THEORY_PROFILE_COST` of the default umbrella point at its P.  The sweep hands out the
+    costliest first, so the short theory profiles fill the workers' last gaps instead of waiting for a core."""
+    if config["experiment"] == "posterior-theory-profile":
+        return THEORY_PROFILE_COST * config["P"]
+    defaults = FREE_ENERGY_DEFAULTS
+    work = len(config["centres"]) * config["chains"] * (config["warmup"] + config["draws"]) * config["leapfrog"]
+    return config["P"] * work / (len(defaults["centres"]) * defaults["chains"] * (defaults["warmup"] + defaults["draws"])
+                                 * defaults["leapfrog"])
+
+
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
                                executor=None, seed: int = 0, theory_draws: int | None = None,
                                theory_P_star: float | None = None, progress: bool = True) -> dict[str, Any]:
@@ -270,10 +300,9 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     Returns the report's ``predicted``, ``saddle``, ``measured`` and ``agreement`` records (see the module docstring).
     """
     import os
-    from functools import partial
 
     from emergence.base.sweeps import run_sweep
-    from emergence.validation.copy_task.free_energy import run_free_energy_point, umbrella_point_config
+    from emergence.validation.copy_task.free_energy import umbrella_point_config
     from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
 
@@ -284,17 +313,17 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     divide = float(settings["divide"])
     theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000, seed=seed)
                       for P in P_grid]
-    theory_points = run_sweep(run_predicted_point, theory_configs, os.path.join(out, "theory"), executor=executor,
-                              progress=progress, description="posterior theory profiles")
+    configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
+    points = run_sweep(run_comparison_point, configs + theory_configs, os.path.join(out, "points"), executor=executor,
+                       progress=progress, description="umbrella windows and posterior theory profiles",
+                       cost=comparison_cost)
+    results, theory_points = points[:len(configs)], points[len(configs):]
     predicted = {"label": "posterior (mean-field bulk, gauge-correct Gaussian trial; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
                  "divide": divide, "points": theory_points,
                  "profiles": [point["profile"] for point in theory_points],
                  "delta_F": [point["delta_F"] for point in theory_points],
                  "delta_F_importance_sampled": [_importance_delta(point) for point in theory_points]}
     saddle = predicted_saddle("softmax", L, V, convention, min(P_grid) / 4, max(P_grid) * 4)
-    configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
-    results = run_sweep(partial(run_free_energy_point, device="cpu"), configs, os.path.join(out, "umbrella"),
-                        executor=executor, progress=progress, description="umbrella windows")
     measured = measured_free_energy(P_grid, results)
     measured["bulk"] = bulk_comparison(measured, predicted)
     agreement = free_energy_agreement(measured, predicted)

@@ -189,15 +189,40 @@ def _warm_up(sampler: HMC, state: HMCState, warmup: int, total: int,
     return state
 
 
+@dataclass(frozen=True)
+class StoppingRule:
+    """When :func:`adapt_and_sample` may stop before its ``draws``: after ``first`` draws and then every ``block``
+    draws it stacks what was recorded so far (``(R, n)`` per key) and stops if ``met(recorded)`` holds; otherwise it
+    draws on, to ``draws`` at most.  A rule that never holds leaves the run as long as without one."""
+
+    first: int
+    block: int
+    met: Callable[[dict[str, torch.Tensor]], bool]
+
+    def __post_init__(self):
+        if self.first < 1 or self.block < 1:
+            raise ValueError(f"a stopping rule needs first >= 1 and block >= 1 draws, got {self.first}, {self.block}")
+
+    def looks_at(self, recorded: int) -> bool:
+        """Whether the rule is checked after ``recorded`` draws."""
+        return recorded >= self.first and (recorded - self.first) % self.block == 0
+
+
+def _stacked(records: dict[str, list[torch.Tensor]]) -> dict[str, torch.Tensor]:
+    return {key: torch.stack(values, dim=1) for key, values in records.items()}
+
+
 def adapt_and_sample(sampler: HMC, warmup: int, draws: int, record: Callable[[], dict[str, torch.Tensor]],
-                     after_trajectory: Callable[[], bool] | None = None) -> dict[str, torch.Tensor]:
-    r"""Warm up (step size and diagonal mass), then take ``draws`` trajectories and ``record()`` after each.
+                     after_trajectory: Callable[[], bool] | None = None,
+                     stop: StoppingRule | None = None) -> dict[str, torch.Tensor]:
+    r"""Warm up (step size and diagonal mass), then take ``draws`` trajectories and ``record()`` after each
+    (fewer where ``stop``, a :class:`StoppingRule`, holds at one of its looks).
 
     Warm-up in Stan's three stages: the first 15 % adapts :math:`\epsilon` only (dual averaging); the middle
     75 % ends by setting each chain's inverse mass to the variance of its draws in that stage,
     shrunk towards :math:`10^{-3}` as Stan does, :math:`\frac{n}{n+5}\widehat{\rm var} + 10^{-3}\frac{5}{n+5}`;
     the last 10 % re-adapts :math:`\epsilon` for that mass.  Returns the recorded values stacked as
-    ``(R, draws)`` plus ``"acceptance"`` and the final ``"step_size"`` ``(R,)``.  ``after_trajectory()``, if given,
+    ``(R, n)`` (``n`` the draws taken: ``draws``, or fewer where ``stop`` held) plus ``"acceptance"`` and the final ``"step_size"`` ``(R,)``.  ``after_trajectory()``, if given,
     runs after every trajectory (warm-up and draws, before the draw is recorded) and returns whether it moved the
     parameters (then the state is recomputed): the window exchange of
     :class:`~emergence.validation.samplers.window_exchange.WindowExchange`.
@@ -212,7 +237,9 @@ def adapt_and_sample(sampler: HMC, warmup: int, draws: int, record: Callable[[],
         state = _after(sampler, state, after_trajectory)
         for key, value in record().items():
             records.setdefault(key, []).append(value.detach())
-    stacked = {key: torch.stack(values, dim=1) for key, values in records.items()}
+        if stop is not None and t + 1 < draws and stop.looks_at(t + 1) and stop.met(_stacked(records)):
+            break
+    stacked = _stacked(records)
     stacked["acceptance"] = torch.stack(acceptances, dim=1)
     stacked["step_size"] = sampler.step_size.clone()
     return stacked

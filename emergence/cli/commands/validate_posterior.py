@@ -54,6 +54,10 @@ def add_arguments(parser):
     parser.add_argument("--warmup", type=integer(0), default=HMC["warmup"], help="HMC warm-up trajectories (default %(default)s)")
     parser.add_argument("--draws", type=integer(4), default=None,
                         help=f"draws per chain (HMC default {HMC['draws']}, replica exchange {REPLICA['draws']})")
+    parser.add_argument("--first-draws", type=integer(0), default=HMC["first_draws"],
+                        help="umbrella: draws per chain before the diagnostics are first checked; the point stops once "
+                             "every window meets them and draws on in blocks of 100 up to --draws otherwise (0: always "
+                             "--draws; default %(default)s)")
     parser.add_argument("--leapfrog", type=integer(1), default=HMC["leapfrog"], help="HMC leapfrog steps (default %(default)s)")
     parser.add_argument("--data-multiple", type=integer(1), default=HMC["data_multiple"],
                         help="self-averaging probe: the data term of K*P sequences weighted 1/K (run as beta_0/K on "
@@ -95,6 +99,7 @@ def _settings(args, method: str) -> dict:
     else:
         _check_settings(args, method)
         chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
+                  "first_draws": args.first_draws,
                   "data_multiple": args.data_multiple, "exchange_every": args.exchange_every,
                   "min_overlap": args.min_overlap, "max_windows": args.max_windows}
         if args.windows is not None:
