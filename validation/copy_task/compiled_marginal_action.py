@@ -15,7 +15,8 @@ scattering by token (the forward scatters where that is measured faster: :func:`
   and the head's backward coefficients, in one call (at :math:`V = 4` the batched LAPACK calls and the tensor
   operations they replace cost more than the loops of a small batch).
 * :func:`backward_pass`: per query, :math:`\bar\Phi`, :math:`s`, :math:`Q`, :math:`H`, and the key part of
-  :math:`\bar G` summed over the run's sequences by query position and token; the tables multiply that sum
+  :math:`\bar G` (:math:`H X^\top`: each key's token picks its entry of :math:`H`, or the one-hot rows where the
+  forward uses them) summed over the run's sequences by query position and token; the tables multiply that sum
   once per run (``L x V x L`` products, not one per query).
 
 Numba is the optional extra ``fast``; without it (or on a GPU, or with
@@ -55,7 +56,9 @@ def scatters_keys(L: int, V: int) -> bool:
     (:math:`L` dependent additions) rather than by dot products with the one-hot key rows (:math:`VL`
     vectorised multiply-adds).  Measured (thread time, one core, 2-core Xeon, 2026-12-06), one-hot time over
     scatter time: 1.19 at L = 8, V = 4; 0.84, 0.92, 0.65 at L = 16, 24, 32, V = 4; 1.43 at L = 16, V = 8;
-    1.22 at L = 32, V = 8.  So: scatter where :math:`L \le 2V` or :math:`V \ge 8`."""
+    1.22 at L = 32, V = 8.  So: scatter where :math:`L \le 2V` or :math:`V \ge 8`.  The backward follows the same
+    choice for the key part of :math:`\bar G` (gathered: 1.00, 1.08, 1.03 times faster at L = 8, V = 4; L = 16, 32,
+    V = 8)."""
     return L <= 2 * V or V >= 8
 
 
@@ -139,9 +142,10 @@ def kernels(V: int, scatter_keys: bool = False):
             by_query[...] = 0.0
             for m in range(P):
                 x = tokens[g, m]
-                for v in range(V):
-                    for k in range(L):
-                        keys[v, k] = 1.0 if x[k] == v else 0.0
+                if not scatter_keys:
+                    for v in range(V):
+                        for k in range(L):
+                            keys[v, k] = 1.0 if x[k] == v else 0.0
                 for i in range(L):
                     u = x[i]
                     token_weights = by_key_token[r, u, i]
@@ -164,11 +168,15 @@ def kernels(V: int, scatter_keys: bool = False):
                     last = V + (i - 1 if i > 0 else L - 1)
                     run_gradient[u, last] += weighted_previous
                     run_gradient[V + i, last] += weighted_previous
-                    for k in range(L):
-                        at_key = 0.0
-                        for v in range(V):
-                            at_key += centred[v] * keys[v, k]
-                        summed[V + k] += at_key
+                    if scatter_keys:  # H X^T: each key's token picks its entry of H
+                        for k in range(L):
+                            summed[V + k] += centred[x[k]]
+                    else:
+                        for k in range(L):
+                            at_key = 0.0
+                            for v in range(V):
+                                at_key += centred[v] * keys[v, k]
+                            summed[V + k] += at_key
             for i in range(L):
                 for u in range(V):
                     weights, summed = by_key_position[r, u, i], by_query[i, u]
