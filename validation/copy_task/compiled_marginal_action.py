@@ -37,11 +37,13 @@ _kernels: dict = {}
 
 def work_per_query(L: int, V: int) -> tuple[int, int]:
     """(flops, bytes) per query of one forward and backward of the loops and the two batched products, a model
-    (not a count): forward :math:`2VL + 4V^2 + 7V` flops (key sums against the one-hot key rows, softmax,
-    :math:`C` and :math:`B`), backward :math:`4V^2 + 10V + 2VL + L` (the key part summed by query position and
-    token); :math:`48V + 48` bytes (the saved design written once and read twice, normaliser and
-    :math:`A_{\\ell,\\ell-1}` written once and read once, targets read three times, tokens by both passes)."""
-    return 2 * V * L + 4 * V * V + 7 * V + 4 * V * V + 10 * V + 2 * V * L + L, 48 * V + 48
+    (not a count): forward :math:`k + 4V^2 + 7V` flops (key sums, softmax, :math:`C` and :math:`B`), backward
+    :math:`4V^2 + 10V + k + L` (the key part summed by query position and token), with :math:`k = 2VL` against
+    the one-hot key rows or :math:`k = L` scattered (:func:`scatters_keys`); :math:`48V + 48` bytes (the saved
+    design written once and read twice, normaliser and :math:`A_{\\ell,\\ell-1}` written once and read once,
+    targets read three times, tokens by both passes).  The per-run head is not counted."""
+    keys = L if scatters_keys(L, V) else 2 * V * L
+    return keys + 4 * V * V + 7 * V + 4 * V * V + 10 * V + keys + L, 48 * V + 48
 
 
 def compiled_action_available() -> bool:
