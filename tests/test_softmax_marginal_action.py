@@ -2,7 +2,8 @@
 
 Potentials and gradients must agree to a stated number of rounding units on random weights and data, and a
 planted coefficient change in the derived backward must fail the same comparison.  V is drawn from {2, 4}
-only: the loops are compiled once per V and dtype in each process (30 s at load 10 on 2 cores).
+only: the loops are compiled once per V, key-sum variant and dtype in each process (30 s at load 10 on 2
+cores); the drawn L covers both variants (``scatters_keys``: L <= 2V scatters, longer L uses the one-hot rows).
 """
 
 import numpy as np
