@@ -153,13 +153,15 @@ def kernels(V: int, scatter_keys: bool = False):
                     token_weights = by_key_token[r, u, i]
                     phi, y = design[g, m, i], targets[g, m, i]
                     weighted_previous = previous_gradient[r] * previous[g, m, i]
+                    for v in range(V):
+                        phi_gradient[v] = 0.0
+                    for w in range(V):  # Phi-bar's row, a row of of_phi and of of_y at a time (vectorised over v)
+                        phi_w, y_w = phi[w], y[w]
+                        for v in range(V):
+                            phi_gradient[v] += phi_w * of_phi[w, v] - y_w * of_y[w, v]
                     projected = weighted_previous
                     for v in range(V):
-                        total = 0.0
-                        for w in range(V):
-                            total += phi[w] * of_phi[w, v] - y[w] * of_y[w, v]
-                        phi_gradient[v] = total
-                        projected += phi[v] * total
+                        projected += phi[v] * phi_gradient[v]
                     scale = 1.0 / normaliser[g, m, i]
                     summed = by_query[i, u]
                     for v in range(V):
