@@ -73,6 +73,13 @@ def kernels(V: int, scatter_keys: bool = False):
     import numba
     import numpy as np
 
+    @numba.njit(nogil=True)
+    def one_hot_rows(x, keys):
+        """``keys[v, k]`` :math:`= [x_k = v]` for one sequence's tokens ``x (L,)``."""
+        for v in range(V):
+            for k in range(x.shape[0]):
+                keys[v, k] = 1.0 if x[k] == v else 0.0
+
     @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"})
     def forward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, D,
                      previous_sum):
@@ -90,9 +97,7 @@ def kernels(V: int, scatter_keys: bool = False):
             for m in range(P):
                 x = tokens[g, m]
                 if not scatter_keys:
-                    for v in range(V):
-                        for k in range(L):
-                            keys[v, k] = 1.0 if x[k] == v else 0.0
+                    one_hot_rows(x, keys)
                 for i in range(L):
                     u = x[i]
                     token_weights, weights = by_key_token[r, u, i], by_key_position[r, u, i]
@@ -145,16 +150,13 @@ def kernels(V: int, scatter_keys: bool = False):
             for m in range(P):
                 x = tokens[g, m]
                 if not scatter_keys:
-                    for v in range(V):
-                        for k in range(L):
-                            keys[v, k] = 1.0 if x[k] == v else 0.0
+                    one_hot_rows(x, keys)
                 for i in range(L):
                     u = x[i]
                     token_weights = by_key_token[r, u, i]
                     phi, y = design[g, m, i], targets[g, m, i]
                     weighted_previous = previous_gradient[r] * previous[g, m, i]
-                    for v in range(V):
-                        phi_gradient[v] = 0.0
+                    phi_gradient[:] = 0.0
                     for w in range(V):  # Phi-bar's row, a row of of_phi and of of_y at a time (vectorised over v)
                         phi_w, y_w = phi[w], y[w]
                         for v in range(V):
