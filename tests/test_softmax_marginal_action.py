@@ -2,9 +2,11 @@
 
 Potentials and gradients must agree to a stated number of rounding units on random weights and data, and a
 planted coefficient change in the derived backward must fail the same comparison.  V is drawn from {2, 4}
-only: the loops are compiled once per V and dtype in each process (30 s at load 10 on 2 cores).
+only: the loops are compiled once per V, key-sum variant and dtype in each process (30 s at load 10 on 2
+cores); the drawn L covers both variants (``scatters_keys``: L <= 2V scatters, longer L uses the one-hot rows).
 """
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -78,29 +80,34 @@ def test_float32_compiled_gradient_is_the_float64_one_to_float32_rounding():
 
 
 def _planted_occam(monkeypatch):
-    """V -> V + 1 in the Occam term's coefficient of the head's backward."""
-    correct = softmax_marginal_action.design_coefficients
+    """V -> V + 1 in the Occam term's coefficient of the head's backward (the action unchanged)."""
+    correct = softmax_marginal_action.kernels
 
-    def planted(readout, factor, beta, epsilon):
-        of_design, of_targets = correct(readout, factor, beta, epsilon)
-        return of_design + epsilon * torch.cholesky_inverse(factor), of_targets
+    def planted(V, scatter_keys):
+        forward_pass, backward_pass, readout_head = correct(V, scatter_keys)
 
-    monkeypatch.setattr(softmax_marginal_action, "design_coefficients", planted)
+        def more_occam(C, B, D, beta, epsilon, action, of_design, of_targets):
+            readout_head(C, B, D, beta, epsilon, action, of_design, of_targets)
+            of_design += epsilon * np.linalg.inv(np.eye(V) + epsilon * C)
+
+        return forward_pass, backward_pass, more_occam
+
+    monkeypatch.setattr(softmax_marginal_action, "kernels", planted)
 
 
 def _planted_previous(monkeypatch):
     """a_G's 1/(PL) doubled in the compiled backward (the forward's a_G unchanged)."""
     correct = softmax_marginal_action.kernels
 
-    def planted(V):
-        forward_pass, backward_pass = correct(V)
+    def planted(V, scatter_keys):
+        forward_pass, backward_pass, readout_head = correct(V, scatter_keys)
 
         def doubled(*arguments):
             arguments = list(arguments)
             arguments[-2] = 2 * arguments[-2]  # previous_gradient
             backward_pass(*arguments)
 
-        return forward_pass, doubled
+        return forward_pass, doubled, readout_head
 
     monkeypatch.setattr(softmax_marginal_action, "kernels", planted)
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import torch
 
-from emergence.validation.copy_task.compiled_marginal_action import kernels
+from emergence.validation.copy_task.compiled_marginal_action import kernels, scatters_keys
 from emergence.validation.copy_task.data import CopyTaskBatch
 
 
@@ -68,22 +68,13 @@ def _query_tables(W: torch.Tensor, V: int) -> list:
     return [(ett[:, :, None, :] * ept[:, None, :, :]).numpy(), (etp[:, :, None, :] * epp[:, None, :, :]).numpy()]
 
 
-def design_coefficients(readout: torch.Tensor, factor: torch.Tensor, beta: float, epsilon: float):
-    r"""The head's backward: :math:`\bar\Phi = \bar S\,(\Phi\, G_\Phi - Y G_Y)` with
-    :math:`G_\Phi = \beta\hat W\hat W^\top + V\varepsilon M^{-1}`, :math:`G_Y = \beta\hat W^\top`, each ``(R, V, V)``,
-    from the posterior-mean readout :math:`\hat W` and the Cholesky factor of :math:`M`."""
-    V = readout.shape[-1]
-    of_design = beta * readout @ readout.transpose(-1, -2) + V * epsilon * torch.cholesky_inverse(factor)
-    return of_design, (beta * readout.transpose(-1, -2)).contiguous()
-
-
 class _CompiledPasses:
     """The compiled forward over a batch's groups, kept for the backward: ``C, B (R, V, V)``, ``D``, ``previous_sum (R,)``."""
 
     def __init__(self, weights: torch.Tensor, batch: CopyTaskBatch):
         R, V = weights.shape[0], batch.V
         L = weights.shape[-1] - V
-        forward_pass, self.backward_pass = kernels(V)
+        forward_pass, self.backward_pass, self.readout_head = kernels(V, scatters_keys(L, V))
         self.shape, self.tables = weights.shape, _query_tables(weights.detach(), V)
         self.C, self.B = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V)
         self.D, self.previous_sum = weights.new_zeros(R), weights.new_zeros(R)
@@ -111,6 +102,16 @@ class _CompiledPasses:
                                *(t.numpy() for t in saved), *arguments)
         return gradient
 
+    def head(self, beta: float, epsilon: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        r"""The action ``(R,)`` and the head's backward coefficients :math:`G_\Phi = \beta\hat W\hat W^\top +
+        V\varepsilon M^{-1}` and :math:`G_Y = \beta\hat W^\top` ``(R, V, V)`` (:math:`\bar\Phi = \bar S\,(\Phi\,
+        G_\Phi - Y G_Y)`), from :math:`C, B, D` by one compiled loop over the runs (NaN where :math:`M` is not
+        positive definite)."""
+        action, of_design, of_targets = torch.empty_like(self.D), torch.empty_like(self.C), torch.empty_like(self.C)
+        self.readout_head(self.C.numpy(), self.B.numpy(), self.D.numpy(), beta, epsilon, action.numpy(),
+                          of_design.numpy(), of_targets.numpy())
+        return action, of_design, of_targets
+
 
 class SoftmaxMarginalAction(torch.autograd.Function):
     r"""``(S, a_G)`` per run, each ``(R,)``, of the module docstring, differentiable in ``weights`` by the derived backward.
@@ -124,15 +125,8 @@ class SoftmaxMarginalAction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, weights: torch.Tensor, batch: CopyTaskBatch, beta: float, prior_variance: float):
         passes = _CompiledPasses(weights, batch)
-        C, B, D, V = passes.C, passes.B, passes.D, batch.V
-        epsilon = beta * prior_variance
-        factor, info = torch.linalg.cholesky_ex(torch.eye(V, dtype=C.dtype) + epsilon * C)
-        factor = torch.where((info == 0)[:, None, None], factor, torch.nan)  # non-finite logits: a NaN action
-        readout = epsilon * torch.cholesky_solve(B, factor)  # W-hat = eps M^{-1} B
-        action = (0.5 * beta * (D - (B * readout).sum(dim=(-2, -1)))
-                  + V * torch.log(torch.diagonal(factor, dim1=-2, dim2=-1)).sum(-1))
-        ctx.passes, ctx.counts = passes, batch.counts.to(weights.dtype) * (weights.shape[-1] - V)
-        ctx.coefficients = design_coefficients(readout, factor, beta, epsilon)
+        action, *ctx.coefficients = passes.head(beta, beta * prior_variance)
+        ctx.passes, ctx.counts = passes, batch.counts.to(weights.dtype) * (weights.shape[-1] - batch.V)
         return action, passes.previous_sum / ctx.counts
 
     @staticmethod
