@@ -9,8 +9,8 @@ import pytest
 import sympy as sp
 
 from emergence.numerics.copy_head import block_posterior
-from emergence.numerics.copy_head.block_posterior import (BlockMode, block_kl, flat_sector_forms, kl_optimal_split,
-                                                          split_ratios)
+from emergence.numerics.copy_head.block_posterior import (BlockMode, block_kl, column_kl, flat_sector_forms,
+                                                          kl_optimal_split, split_ratios)
 from emergence.numerics.copy_head.block_trial import BlockTrial
 from emergence.numerics.copy_head.minimisation import newton_polish
 from emergence.numerics.copy_head.posterior import PosteriorTheory
@@ -52,6 +52,20 @@ def test_closed_form_kl_is_the_dense_kl_and_the_sympy_kl(case):
     values = {L_: L, V_: V, theory.s: s, theory.g: g, theory.delta: delta, t_tt: ratios["tt"], t_tp: ratios["tp"],
               t_pt: ratios["pt"], t_pp: ratios["pp"], t_d: ratios.get("diag", ratios["tt"])}
     assert closed == pytest.approx(float(theory.block_kl()["kl"].subs(values)), rel=64 * ULP)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_without_a_diagonal_ratio_the_kl_is_one_column_form_per_key_column_type(case):
+    """(V - 1) column_kl(t_tt, t_pt) + (L - 1) column_kl(t_tp, t_pp) + mean term = block_kl at t_d = t_tt, and
+    column_kl is the SymPy column_form."""
+    L, V, s, g, delta, ratios = case
+    ratios = {key: value for key, value in ratios.items() if key != "diag"}
+    columns = (V - 1) * column_kl(ratios["tt"], ratios["pt"], L, V) + (L - 1) * column_kl(ratios["tp"], ratios["pp"], L, V)
+    mean = ((L - 1) * g**2 + (V - 1) * delta**2) / (2 * s)
+    assert columns + mean == pytest.approx(block_kl(L, V, s, g, delta, ratios), rel=256 * ULP)
+    x, y = sp.symbols("x y", positive=True)
+    derived = float(theory.column_form().subs({L_: L, V_: V, x: ratios["tp"], y: ratios["pp"]}))
+    assert column_kl(ratios["tp"], ratios["pp"], L, V) == pytest.approx(derived, rel=64 * ULP)
 
 
 def test_a_wrong_sector_count_fails_the_dense_check(monkeypatch):

@@ -19,7 +19,8 @@ flat subspace):
 with the sector forms of :func:`flat_sector_forms`.  Because the data term depends on the split only through
 :math:`(t_u, t_v)`, the theory's free energy at :math:`(g, t_u, t_v)` takes the split that minimises the KL,
 :math:`t_{tt} = 2t_u\sigma(\eta_u)`, :math:`t_{pt} = 2t_u\sigma(-\eta_u)`, :math:`t_{tp} = 2t_v\sigma(\eta_v)`,
-:math:`t_{pp} = 2t_v\sigma(-\eta_v)` (:func:`kl_optimal_split`, Newton-free L-BFGS on :math:`\eta`), and keeps the
+:math:`t_{pp} = 2t_v\sigma(-\eta_v)` (:func:`kl_optimal_split`).  Without a diagonal ratio the six sectors
+collapse to one closed form per key-column type (:func:`column_kl`), so the two splits are 1-D minimisations.  The theory keeps the
 Gaussian trials' coordinates :math:`(g, \ln t_u, \ln t_v)`.  :math:`\eta = 0` is the gauge-correct trial, so
 its F is never above the gauge-correct trial's.  Nothing here imports SymPy; ``tests/test_block_posterior.py``
 checks the sector forms against the SymPy derivation and the KL against the dense
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import minimize_scalar
 
 from emergence.numerics.copy_head.posterior import TRIAL_THEORIES, PosteriorMode, PosteriorTheory, entropy_rate
 
@@ -78,16 +79,45 @@ def split_ratios(t_u: float, t_v: float, eta) -> dict[str, float]:
             "pp": float(2 * t_v * (1 - share_v))}
 
 
+def column_kl(token_rows: float, position_rows: float, L: int, V: int) -> float:
+    r"""The variance KL of one key-column type per key-difference direction, :math:`t_{\rm tok}` (``token_rows``) in the
+    V token rows and :math:`t_{\rm pos}` in the L position rows (no diagonal ratio):
+
+    .. math:: V I(t_{\rm tok}) + L I(t_{\rm pos}) - J,\qquad
+        J = \tfrac12\Big[\frac{Vt_{\rm tok} + Lt_{\rm pos}}{V + L} - 1 + \ln\frac{V/t_{\rm tok} + L/t_{\rm pos}}{V + L}\Big],
+
+    so that :math:`\mathrm{KL} = (V-1)\,\text{column\_kl}(t_{tt}, t_{pt}) + (L-1)\,\text{column\_kl}(t_{tp}, t_{pp})`
+    (:func:`emergence.theory.copy_head.block_trial.column_form`; tested against :func:`block_kl`).
+    """
+    x, y = token_rows, position_rows
+    release = 0.5 * ((V * x + L * y) / (V + L) - 1.0 + np.log((V / x + L / y) / (V + L)))
+    return float(V * entropy_rate(x) + L * entropy_rate(y) - release)
+
+
+def _best_share(total: float, L: int, V: int) -> tuple[float, float]:
+    """``(t_tok, t_pos)`` with ``t_tok + t_pos = total`` minimising :func:`column_kl` (bounded Brent on the logit share)."""
+    def objective(eta):
+        share = 1.0 / (1.0 + np.exp(-eta))
+        return column_kl(total * share, total * (1 - share), L, V)
+
+    eta = minimize_scalar(objective, bounds=(-SPLIT_BOUND, SPLIT_BOUND), method="bounded",
+                          options={"xatol": 1e-11}).x
+    if objective(eta) > objective(0.0):
+        eta = 0.0
+    share = 1.0 / (1.0 + np.exp(-eta))
+    return total * share, total * (1 - share)
+
+
 @lru_cache(maxsize=4096)
 def kl_optimal_split(L: int, V: int, t_u: float, t_v: float) -> tuple[float, dict[str, float]]:
-    """``(variance KL, ratios)``: the block ratios of per-row sums ``2 t_u, 2 t_v`` that minimise the KL (no mean)."""
-    def objective(eta):
-        return block_kl(L, V, 1.0, 0.0, 0.0, split_ratios(t_u, t_v, eta))
+    """``(variance KL, ratios)``: the block ratios of per-row sums ``2 t_u, 2 t_v`` that minimise the KL (no mean).
 
-    result = minimize(objective, np.zeros(2), method="L-BFGS-B", bounds=[(-SPLIT_BOUND, SPLIT_BOUND)] * 2,
-                      options={"ftol": 1e-15, "gtol": 1e-11, "maxiter": 200})
-    best = min(float(result.fun), objective(np.zeros(2)))
-    return best, split_ratios(t_u, t_v, result.x if best < objective(np.zeros(2)) else np.zeros(2))
+    The KL is a sum over the two key-column types (:func:`column_kl`), so each split is a 1-D minimisation.
+    """
+    tt, pt = _best_share(2 * t_u, L, V)
+    tp, pp = _best_share(2 * t_v, L, V)
+    return ((V - 1) * column_kl(tt, pt, L, V) + (L - 1) * column_kl(tp, pp, L, V),
+            {"tt": float(tt), "pt": float(pt), "tp": float(tp), "pp": float(pp)})
 
 
 @dataclass(frozen=True)
@@ -119,5 +149,5 @@ class BlockPosteriorTheory(PosteriorTheory):
 
 TRIAL_THEORIES["block"] = BlockPosteriorTheory
 
-__all__ = ["BlockMode", "BlockPosteriorTheory", "block_kl", "flat_release", "flat_sector_forms", "kl_optimal_split",
-           "split_ratios"]
+__all__ = ["BlockMode", "BlockPosteriorTheory", "block_kl", "column_kl", "flat_release", "flat_sector_forms",
+           "kl_optimal_split", "split_ratios"]

@@ -130,4 +130,29 @@ def block_kl() -> dict[str, sp.Expr]:
     return {"kl": kl, "release": release, "product": product, "mean": mean, "sector_release": sector_release}
 
 
-__all__ = ["RATIOS", "block_kl", "delta", "flat_sectors", "g", "s", "t_u", "t_v"]
+@lru_cache(maxsize=None)
+def column_form() -> sp.Expr:
+    r"""The variance KL without a diagonal ratio (:math:`t_d = t_{tt}`), as one term per key-column type:
+
+    .. math:: (V-1)\,c(t_{tt}, t_{pt}) + (L-1)\,c(t_{tp}, t_{pp}),\qquad c(x, y) = VI(x) + LI(y)
+        - \tfrac12\Big[\frac{Vx + Ly}{V+L} - 1 + \ln\frac{V/x + L/y}{V+L}\Big]
+
+    (per key-difference direction: V token rows, L position rows, less the one query direction
+    :math:`(\mathbf 1_V; -\mathbf 1_L)` the data cannot see, at the rows' weighted means).  Checked equal to
+    :func:`block_kl`'s variance part at :math:`t_d = t_{tt}`; returns :math:`c(x, y)` in ``x, y``.
+    """
+    t_tt, t_tp, t_pt, t_pp, t_d = RATIOS
+    x, y = sp.symbols("x y", positive=True)
+
+    def rate(t):
+        return (t - 1 - sp.log(t)) / 2
+
+    column = V * rate(x) + L * rate(y) - ((V * x + L * y) / (V + L) - 1 + sp.log((V / x + L / y) / (V + L))) / 2
+    kl = (block_kl()["product"] - block_kl()["release"]).subs(t_d, t_tt)
+    split = (V - 1) * column.subs({x: t_tt, y: t_pt}) + (L - 1) * column.subs({x: t_tp, y: t_pp})
+    if sp.simplify(sp.expand_log(sp.simplify(kl - split), force=True)) != 0:
+        raise ArithmeticError("the variance KL does not split into one term per key-column type")
+    return column
+
+
+__all__ = ["RATIOS", "block_kl", "column_form", "delta", "flat_sectors", "g", "s", "t_u", "t_v"]
