@@ -139,3 +139,16 @@ def test_closed_form_F_is_the_sampled_F_Q_up_to_the_closures_offset():
         errors[trial] = U.std(ddof=1) / np.sqrt(len(U))
     assert 0.0 < offsets["block"] < 2.5 + 4 * errors["block"]
     assert abs(offsets["block"] - offsets["gauge"]) < 0.6 + 4 * np.hypot(errors["block"], errors["gauge"])
+
+
+def test_the_offset_script_refuses_bad_input_with_one_line(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "block_closure_offset.py"
+    spec = importlib.util.spec_from_file_location("block_closure_offset", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for argv in (["--L", "2", "--P", "10"], ["--L", "30", "--P", "10"], ["--L", "6", "--P", "10", "--draws", "5"]):
+        assert module.main(argv) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
