@@ -1,6 +1,6 @@
 """The posterior theory's P*(L) beside the saddle's: the table of docs/posterior_free_energy.md ("The posterior theory's P*(L)").
 
-For each L: the posterior theory's P* (`posterior_P_star`, gauge-correct trial, row averages by quadrature, the
+For each L: the posterior theory's P* (`posterior_P_star`, gauge-correct trial or --trial block, row averages by quadrature, the
 fixed scan of :func:`scan_range`), the saddle's P* (`predicted_saddle`, the MAP with the bulk dropped), their
 ratio, each over L ln^2 L, and the seconds each took.  The summary fits the ratio against 1/ln^2 L and
 1/ln L (least squares, ratio = r_inf + c / ln^k L, with the residuals' spread).  Writes one JSON file (atomically) and
@@ -35,11 +35,11 @@ def scan_range(L: int) -> tuple[float, float, int]:
     return low, high, 1 + int(np.ceil(np.log(high / low) / np.log(1000.0) * 15))
 
 
-def row(L: int, V: int, convention) -> dict:
-    """One L: both P*, their ratio, each over L ln^2 L, and the seconds taken."""
+def row(L: int, V: int, convention, trial: str = "gauge") -> dict:
+    """One L: both P* (the posterior theory's with ``trial``), their ratio, each over L ln^2 L, and the seconds taken."""
     low, high, points = scan_range(L)
     start = time.perf_counter()
-    posterior = posterior_P_star(L, V, convention, low=low, high=high, points=points)
+    posterior = posterior_P_star(L, V, convention, low=low, high=high, points=points, trial=trial)
     seconds = time.perf_counter() - start
     saddle = predicted_saddle("softmax", L, V, convention, 10.0, 10 * high)["P_star"]
     law = L * np.log(L) ** 2
@@ -81,14 +81,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", default="8,12,16,24,32,64,128,256")
     parser.add_argument("--V", type=int, default=4)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--trial", default="gauge", help="the posterior theory's trial: gauge (default) or block")
     args = parser.parse_args(argv)
     try:
         sizes = [int(L) for L in args.sizes.split(",")]
     except ValueError:
         print(f"--sizes: comma-separated integers, got {args.sizes!r}", file=sys.stderr)
         return 2
-    if any(L < 3 for L in sizes) or args.V < 2:
-        print("--sizes must be >= 3 and --V >= 2", file=sys.stderr)
+    if any(L < 3 for L in sizes) or args.V < 2 or args.trial not in ("gauge", "block"):
+        print("--sizes must be >= 3, --V >= 2 and --trial gauge or block", file=sys.stderr)
         return 2
     if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         print(f"--out: no folder for {args.out}", file=sys.stderr)
@@ -96,11 +97,11 @@ def main(argv=None) -> int:
     convention = default_convention()
     rows = []
     for L in sizes:
-        rows.append(row(L, args.V, convention))
+        rows.append(row(L, args.V, convention, args.trial))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     import emergence
 
-    record = {"rows": rows, "ratio_fits": [ratio_fit(rows, 2), ratio_fit(rows, 1)], "V": args.V, "seed": None,
+    record = {"rows": rows, "ratio_fits": [ratio_fit(rows, 2), ratio_fit(rows, 1)], "V": args.V, "trial": args.trial, "seed": None,
               "note": "quadrature row averages: deterministic, no seed",
               "provenance": {"command": " ".join(sys.argv), "python": platform.python_version(),
                              "numpy": np.__version__, "machine": platform.machine(), "cpus": os.cpu_count(),

@@ -1,6 +1,7 @@
 """Compare the posterior theory's Gaussian trials at one (L, P): modes, profile Delta F, importance-weight gap.
 
-Developer measurement behind docs/posterior_free_energy.md ("The gauge-correct trial", "The row trial").  Prints one JSON
+Developer measurement behind docs/posterior_free_energy.md ("The gauge-correct trial", "The row trial", "The block
+trial in closed form").  Prints one JSON
 object: per trial the two modes (F, a_G, g, t_u, t_v), F_copy - F_uniform, the profile's Delta F (the
 measurement's estimator, divide 0.3, 4000 Monte Carlo rows) and, with --importance-draws N > 0, the
 importance-weighted free energies of both modes on the measurement's training set (seed 0), from each
@@ -64,8 +65,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     trials = args.trials.split(",")
-    if args.L < 2 or args.V < 2 or set(trials) - set(TRIALS) or (args.P is not None) == args.P_star:
-        print("need --L >= 2, --V >= 2, trials among gauge,product,row, and exactly one of --P, --P-star", file=sys.stderr)
+    if (args.L < 2 or args.V < 2 or set(trials) - set(TRIALS) or (args.P is not None) == args.P_star
+            or ("block" in trials and args.importance_draws > 0)):
+        print(f"need --L >= 2, --V >= 2, trials among {','.join(TRIALS)}, exactly one of --P, --P-star, and no "
+              "--importance-draws with the block trial (importance_sampled_free_energy has no block sampler)", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
     out: dict = {"L": args.L, "V": args.V, "P": args.P, "seed": args.seed, "machine": platform.processor() or platform.machine(),

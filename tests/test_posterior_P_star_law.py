@@ -37,3 +37,9 @@ def test_scan_range_is_the_default_up_to_L16_and_keeps_its_spacing_above():
         low, high, points = law.scan_range(L)
         assert low == 20.0 * L / 16 and high == 20_000.0 * (L / 16) ** 2
         assert np.log(high / low) / (points - 1) <= default_step
+
+
+def test_an_unknown_trial_is_refused_with_one_line(tmp_path, capsys):
+    assert _script().main(["--sizes", "8", "--trial", "row", "--out", str(tmp_path / "x.json")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()

@@ -59,8 +59,9 @@ DISTINCT_MODES = 0.05
 """Two modes are distinct where their copy weights :math:`a_G` differ by more than this."""
 
 
-TRIALS: tuple[str, ...] = ("gauge", "product", "row")
-"""``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law)."""
+TRIALS: tuple[str, ...] = ("gauge", "product", "row", "block")
+"""``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law); ``block``:
+:mod:`emergence.numerics.copy_head.block_posterior` (one variance ratio per block of W_QK, KL in closed form)."""
 
 AVERAGES: tuple[str, ...] = ("monte_carlo", "quadrature")
 """How :class:`PosteriorTheory` computes the row averages: :func:`row_averages_monte_carlo` on fixed draws

@@ -17,6 +17,7 @@ abstract is available).  Modules, in derivation order:
 - :mod:`.loss`: step 6, predicted losses;
 - :mod:`.logit_gauge`: the flat directions of model T's attention (softmax gauge and logit null);
 - :mod:`.row_trial`: the row trial's copy span (Gram matrix, copy boost, KL from the prior);
+- :mod:`.block_trial`: the block trial's KL from the prior (the flat subspace in six symmetry sectors);
 - :mod:`.posterior`: step 7, the posterior level (bulk as Gaussian logit noise; softmax model T);
   its default trial keeps the prior along the flat directions;
 - :mod:`.linear_posterior`: step 8, the posterior level for linear attention (model T; the bulk

@@ -247,17 +247,17 @@ def default_P_grid(theory_P_star: float, points: int = 6) -> list[int]:
 
 
 def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float = 20_000.0, points: int = 16,
-                     draws: int = 20_000, averages: str = "quadrature"):
+                     draws: int = 20_000, averages: str = "quadrature", trial: str = "gauge"):
     """The posterior theory's P* on a geometric scan of ``[low, high]`` (``None`` without a jump there).
 
     ``averages``: the theory's row averages (:data:`~emergence.numerics.copy_head.posterior.AVERAGES`); ``draws``
-    is read by ``"monte_carlo"`` only.
+    is read by ``"monte_carlo"`` only.  ``trial``: the theory's trial (:data:`~emergence.numerics.copy_head.posterior.TRIALS`).
     """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
     from emergence.numerics.copy_head.posterior_action import posterior_coexistence
 
     scan = np.geomspace(low, high, points)
-    return posterior_coexistence(PosteriorTheory(L, V, convention, draws=draws, averages=averages), scan)
+    return posterior_coexistence(PosteriorTheory(L, V, convention, draws=draws, averages=averages, trial=trial), scan)
 
 
 def run_comparison_point(config: dict[str, Any]) -> dict[str, Any]:
