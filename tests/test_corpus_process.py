@@ -348,6 +348,8 @@ def test_the_rho_sweep_places_the_corpus_and_draws_the_registered_figure(tmp_pat
                  "--tokens", f"corpus:{text}", "--adam", str(adam), "--json", str(out)]) == 0
     record = json.loads(out.read_text())
     assert [entry["rho"] for entry in record["theory"]] == [0.6]
+    config = record["provenance"]["config"]
+    assert config["adam"] == [str(adam)] and config["json"] == str(out) and config["plot"] is None
     joints = TokenProcess.parse(f"corpus:{text}").joints(6, 3)
     assert record["corpus"]["rho_eff"] == effective_persistence(joints)
     assert abs(record["corpus"]["rho_eff"] - 0.6) < 0.03  # the chain's own rho, to its estimation error

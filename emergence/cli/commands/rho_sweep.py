@@ -78,7 +78,7 @@ def _sweeps(args, panels: list[tuple[str, int]], grid, tokens: str, adam: dict) 
     from emergence.base.io import provenance
     from emergence.base.progress import heartbeat
 
-    config = provenance({k: (str(v) if k in ("adam", "json", "plot") else v) for k, v in vars(args).items()
+    config = provenance({k: (_path_text(v) if k in ("adam", "json", "plot") else v) for k, v in vars(args).items()
                          if k != "handler"}, seed=None)
     records = []
     for attention, L in panels:
@@ -101,6 +101,13 @@ def _write(records: list, json_path, plot_path, summary) -> None:
         print(f"wrote {write_json_atomic(json_path, data)}")
     if plot_path:
         print(f"wrote {save_figure(rho_sweep_figure(records[0] if single else records), plot_path)}", file=summary)
+
+
+def _path_text(value):
+    """A path argument as JSON text: a list of paths as a list of strings, None as None."""
+    if value is None:
+        return None
+    return [str(path) for path in value] if isinstance(value, (list, tuple)) else str(value)
 
 
 def _read_record(path, V: int) -> dict:
