@@ -661,14 +661,19 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
 
 def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int = 0, out: str | None = None,
                     executor: str = "local", workers: int | None = None, theory_draws: int | None = None,
-                    progress: bool = True, extensions: int = 2, **settings):
+                    progress: bool = True, extensions: int = 2, per_size: dict[int, dict[str, Any]] | None = None,
+                    **settings):
     r"""The sampled posterior's :math:`P^*(L)` for softmax attention at each L of ``sizes``, beside the saddle's and
     the posterior theory's, and :math:`P^*/(L\ln^2 L)` of each
     (:func:`~emergence.validation.copy_task.posterior_study.run_posterior_study`).
 
     Each L runs :func:`validate_posterior`'s umbrella validation on its default grid, extended (at most
     ``extensions`` times, two points each) until converged points bracket :math:`\Delta F = 0`; every point is
-    stored under ``out/L{L}`` and a rerun resumes.  ``settings``: the umbrella sampler's fields.  Returns a
+    stored under ``out/L{L}`` and a rerun resumes.  ``settings``: the umbrella sampler's fields.  ``per_size``:
+    ``{L: {field: value, ..., "P": [P1, P2, ...]}}``, sampler fields that replace those of ``settings`` at that L
+    (e.g. ``{16: {"centres": [0.05, 0.1, ..., 0.75], "kappa": 800.0, "max_windows": 24}}``: stiff, close windows
+    on the barrier) and optionally its starting grid ``"P"`` in place of the default one; each L of it must be one
+    of ``sizes``.  The provenance's ``config`` records it as ``per_size`` (keys as text).  Returns a
     :class:`~emergence.records.PosteriorStudy` (a measurement, with no verdict).
     """
     from emergence.base import arguments as check
@@ -679,20 +684,55 @@ def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int 
     from emergence.records import PosteriorStudy
     from emergence.validation.copy_task.config import CopyTaskConvention
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
-    from emergence.validation.copy_task.posterior_study import run_posterior_study
+    from emergence.validation.copy_task.posterior_study import run_posterior_study, size_settings
 
     sizes = sorted(set(check.sequence("sizes", sizes, lambda name, value: check.integer(name, value, MINIMUM_L))))
     V = check.integer("V", V, 2)
     check.integer("extensions", extensions, 0)
     _check_posterior_options("softmax", None, "umbrella", seed, executor, workers, out, theory_draws, progress, settings)
+    per_size = _check_per_size(per_size, sizes, settings)
     convention = _convention(convention, CopyTaskConvention).with_attention("softmax")
-    check_posterior_memory("softmax", "umbrella", max(sizes), V, None, settings, theory_draws, workers)
+    for L in sizes:
+        chosen, grid = size_settings(L, settings, per_size)
+        check_posterior_memory("softmax", "umbrella", L, V, grid, chosen, theory_draws, workers)
     out = sweep_folder(out, "emergence-posterior-study-")
     study = run_posterior_study(sizes, V, convention, settings, out=out, executor=sweep_executor(executor, workers),
-                                seed=seed, theory_draws=theory_draws, progress=progress, extensions=extensions)
+                                seed=seed, theory_draws=theory_draws, progress=progress, extensions=extensions,
+                                per_size=per_size)
     config = {"sizes": sizes, "V": V, "method": "umbrella", "extensions": extensions,
-              "convention": convention.as_dict(), "settings": settings}
+              "convention": convention.as_dict(), "settings": settings,
+              "per_size": {str(L): own for L, own in per_size.items()}}
     return PosteriorStudy(study["rows"], study["summary"], V, out, provenance=provenance(config, seed))
+
+
+def _check_per_size(per_size, sizes: Sequence[int], settings: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """:func:`posterior_study`'s ``per_size``: ``None`` or a mapping from sizes of the study to dictionaries of
+    umbrella sampler fields (checked over ``settings`` as :func:`_check_sampler_settings` does) and an optional grid
+    ``"P"`` (at least two distinct integers >= 1).  Returns it with integer keys and plain lists; a refusal names
+    ``per_size`` and the size."""
+    from emergence.base import arguments as check
+    from emergence.validation.copy_task.posterior_study import GRID_KEY
+
+    if per_size is None:
+        return {}
+    if not isinstance(per_size, dict):
+        raise InvalidArgumentError("per_size", f"must be a dictionary {{L: {{setting: value}}}}, got {check.shown(per_size)}")
+    checked = {}
+    for L, own in per_size.items():
+        if not isinstance(own, dict) or check.integer("per_size", L) not in sizes:
+            raise InvalidArgumentError("per_size", f"must map sizes of the study ({list(sizes)}) to dictionaries of "
+                                                   f"settings, got {check.shown(L)}: {check.shown(own)}")
+        own = dict(own)
+        try:
+            if GRID_KEY in own:
+                own[GRID_KEY] = sorted(check.distinct(check.sequence(
+                    GRID_KEY, own[GRID_KEY], lambda name, value: check.integer(name, value, 1), min_length=2), 2, GRID_KEY))
+            _check_sampler_settings({**settings, **{key: value for key, value in own.items() if key != GRID_KEY}},
+                                    "umbrella")
+        except InvalidArgumentError as error:
+            raise InvalidArgumentError("per_size", f"at L = {int(L)}: {error}") from None
+        checked[int(L)] = {key: list(value) if isinstance(value, (tuple, list)) else value for key, value in own.items()}
+    return checked
 
 
 def _gradient_cost(measured: dict[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,10 @@
 #               copy-head validations (Adam, readout-marginal action, float32 on cuda; every point of a
 #               grid trains as one batched model there, run_copy_points) and the basis statistics on CuPy
 #               (`bench --only basis_statistics_gpu`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
-#   posterior_L32   the umbrella profile at L = 32 (CPU worker processes; few windows and draws)
+#   posterior_study_L24
+#               one point of the P*(L) size study at L = 24 (`validate posterior --study L=24` with its own
+#               `--size-settings`: P = 1000, 1300 around the theory's P* 1181; CPU worker processes; few
+#               windows and draws)
 set -uo pipefail
 out="${1:-gpu-out}"
 python=${PYTHON:-python3}
@@ -96,7 +99,8 @@ part linear_L128 50 copy_head linear_L128 linear 128 geom:32:16384:5 800
 part basis_gpu 60 "$python" -m emergence bench --quick --only basis_statistics_gpu --json "$out/basis_gpu.json"
 part softmax_L256 50 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head softmax_L256 softmax 256 8000,11000,15500 500'
 part linear_L256 40 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head linear_L256 linear 256 32,250,2000,15500 500'
-# CPU part: the posterior profile at L = 32 around its theory's P* (1821), worker processes on every core
-part posterior_L32 65 "$python" -m emergence validate posterior --attention softmax --method umbrella \
-  --L 32 --V 4 --P-grid 1500,2200 --windows 0.05,0.2,0.35,0.5,0.65 --chains 2 --warmup 10 --draws 20 \
-  --leapfrog 6 --theory-draws 1000 --out "$out/runs/posterior_L32" --json "$out/posterior_L32.json"
+# CPU part: the size study at L = 24 around its theory's P* (1181), its grid and sampler set per size, worker
+# processes on every core (the limit is sized, not measured on the device; each point's seconds are in runs/)
+part posterior_study_L24 65 "$python" -m emergence validate posterior --attention softmax --V 4 --study L=24 \
+  --extensions 0 --theory-draws 1000 --out "$out/runs/posterior_study_L24" --json "$out/posterior_study_L24.json" \
+  --size-settings 24:P-grid=1000:1300,windows=range:0.05:0.65:0.15,chains=2,warmup=10,draws=20,leapfrog=6

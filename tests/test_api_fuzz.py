@@ -166,6 +166,10 @@ SPECS = {
                                         st.just("8,12"), st.just([8.5])),
                          "V": SIZE, "convention": CONVENTION, "seed": SEED, "theory_draws": wrong_integer(1, optional=True),
                          "extensions": wrong_integer(0), "kappa": wrong_number(0.0), "warmup": wrong_integer(0),
+                         "per_size": st.one_of(OTHER_TYPES.filter(lambda value: value != {}),  # {}: no size's own
+                                               st.sampled_from([{16: {"kappa": 800.0}}, {8: {"kappa": -1.0}},
+                                                                {8: {"P": [100]}}, {8: {"P": [100, 2.5]}}, {8: {"speed": 1}},
+                                                                {8: 3}, {"x": {}}, [(8, {"kappa": 800.0})]])),
                          **sweep(False), "out": wrong(st.integers(), optional=True)}),
     "run_copy_experiment": ({"config": api.CopyExperiment("linear", 8, 4, (8, 16))},
                             {"config": wrong(st.integers(), st.text(max_size=3),

@@ -33,7 +33,7 @@ def test_gpu_parts_come_first_and_every_limit_fits_the_lease():
     gpu = [name for name, _, on_cpu in parts if not on_cpu]
     assert names[:2] == ["hardware", "install"] and names[2] == "gpu_tests"
     assert {"softmax_L128", "linear_L128", "basis_gpu", "softmax_L256", "linear_L256"} <= set(gpu)
-    assert "posterior_L32" in names and "posterior_L32" not in gpu
+    assert "posterior_study_L24" in names and "posterior_study_L24" not in gpu
     assert names == gpu + [name for name, _, on_cpu in parts if on_cpu]  # no GPU part after a CPU part
     assert all(limit > 0 for _, limit, _ in parts)
     assert sum(limit + GRACE_SECONDS for _, limit, _ in parts) <= LEASE_SECONDS
@@ -62,3 +62,6 @@ def test_the_summary_is_written_after_every_part(tmp_path):
     for flags in ("--attention softmax", "--optimizer adam", "--objective marginal", "--L 128",
                   "--device cuda", "--dtype float32"):
         assert flags in softmax
+    study = (out / "posterior_study_L24.log").read_text()
+    for flags in ("--study L=24", "--size-settings 24:P-grid=1000:1300,windows=range:0.05:0.65:0.15"):
+        assert flags in study

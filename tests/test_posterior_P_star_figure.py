@@ -19,8 +19,11 @@ def record():
 
 
 def test_the_record_names_its_sources_and_the_doc_shows_the_figure(record):
-    for part in ("theory", "sampled"):
+    for part in ("theory", "study"):
         assert record[part]["source"]["command"] and record[part]["source"]["date"]
+    assert "sampled" not in record  # the sampled points have one source: the study's rows
+    for row in record["study"]["rows"]:
+        assert row["sources"] and all(source["command"] and source["created"] for source in row["sources"])
     assert "(posterior_P_star_law.png)" in (RECORD.parent / "posterior_free_energy.md").read_text(encoding="utf-8")
     assert (RECORD.parent / "posterior_P_star_law.png").stat().st_size > 0
 
@@ -40,15 +43,16 @@ def test_the_figure_draws_every_number_of_the_record(record, tmp_path):
     assert at_largest == pytest.approx(next(r["saddle_P_star"] for r in rows if r["L"] == largest), rel=1e-12)
     bars = [line for line in axis.get_lines() if line.get_color() == "tab:green" and line.get_linestyle() == "-"]
     readings = [line for line in axis.get_lines() if line.get_marker() == "D"]
-    sampled = record["sampled"]["rows"]
-    assert [(list(bar.get_xdata()), list(bar.get_ydata())) for bar in bars] == [([r["L"]] * 2, r["bracket"]) for r in sampled]
-    assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in readings] == [(r["L"], r["reading"]) for r in sampled]
+    sampled = [(row["L"], row["sampled"]) for row in record["study"]["rows"] if row["sampled"] is not None]
+    assert [(list(bar.get_xdata()), list(bar.get_ydata())) for bar in bars] == [([L] * 2, s["bracket"]) for L, s in sampled]
+    assert [(line.get_xdata()[0], line.get_ydata()[0]) for line in readings] == [(L, s["value"]) for L, s in sampled]
     assert axis.get_xscale() == axis.get_yscale() == "log"
     assert save_figure(figure, tmp_path / "law.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("path", [("sampled", "rows", 0, "reading"), ("sampled", "rows", 1, "bracket"),
-                                  ("theory", "rows", 2, "saddle_P_star"), ("theory", "rows"), ("sampled",)])
+@pytest.mark.parametrize("path", [("study", "rows", 0, "sampled", "value"), ("study", "rows", 1, "sampled", "bracket"),
+                                  ("study", "rows", 2, "sampled"), ("theory", "rows", 2, "saddle_P_star"),
+                                  ("theory", "rows"), ("study",)])
 def test_a_missing_field_is_one_line_naming_it(record, path):
     broken = copy.deepcopy(record)
     parent = broken
@@ -57,3 +61,12 @@ def test_a_missing_field_is_one_line_naming_it(record, path):
     del parent[path[-1]]
     with pytest.raises(EmergenceError, match=repr(path[-1])):
         posterior_P_star_law_figure(broken)
+
+
+def test_a_size_without_a_sampled_P_star_draws_no_bar(record):
+    """A study row whose sampled P* is missing (no converged bracket) is left out, the others drawn."""
+    changed = copy.deepcopy(record)
+    changed["study"]["rows"][1]["sampled"] = None
+    axis = posterior_P_star_law_figure(changed).axes[0]
+    readings = [line.get_xdata()[0] for line in axis.get_lines() if line.get_marker() == "D"]
+    assert readings == [row["L"] for n, row in enumerate(record["study"]["rows"]) if n != 1]

@@ -12,12 +12,13 @@ from emergence.validation.copy_task.posterior_study import extended_grid, run_po
 
 
 def _stand_in(P_true: dict, theory: dict, saddle: dict, unconverged=lambda L, P: False):
-    calls, handed = [], []
+    calls, handed, given = [], [], []
 
     def validate(attention, L, V, P, method, convention, settings, **common):
         grid = P or sorted({int(round(theory[L] * f)) for f in (0.6, 0.8, 1.0, 1.25)})
         calls.append((L, list(grid), common["out"]))
         handed.append(common.get("theory_P_star"))
+        given.append((L, P, dict(settings)))
         delta = [8 * math.log(P_true[L] / p) for p in grid]
         converged = [not unconverged(L, p) for p in grid]
         measured = {"P": list(grid), "delta_F": delta, "delta_F_error": [0.1] * len(grid), "converged": converged,
@@ -25,6 +26,7 @@ def _stand_in(P_true: dict, theory: dict, saddle: dict, unconverged=lambda L, P:
         return {"measured": measured, "saddle": {"P_star": saddle[L]}, "predicted": {"P_star": theory[L]}}
 
     validate.handed = handed  # the theory P* each call was given (None: the validation scans it)
+    validate.given = given  # each call's L, grid as passed (None: the default) and sampler settings
     return validate, calls
 
 
@@ -124,6 +126,23 @@ def test_the_api_and_the_command_run_the_same_study(tmp_path, monkeypatch, capsy
     (["--attention", "linear", "--V", "4", "--study", "L=8,12"], "softmax umbrella"),
     (["--attention", "softmax", "--V", "4", "--study", "L=8,12", "--L", "8"], "without --L"),
     (["--attention", "softmax", "--V", "4", "--study", "L=100000,8"], "GiB of memory"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:kappa"], "use L:NAME=VALUE"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:speed=3"], "use L:NAME=VALUE"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "x:kappa=800"], "use L:NAME=VALUE"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:kappa=stiff"], "not a number"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:windows=range:0.7:0.1:0.05"],
+     "not a number"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:kappa=800",
+      "--size-settings", "16:draws=800"], "given twice"),
+    (["--attention", "softmax", "--V", "4", "--L", "8", "--size-settings", "8:kappa=800"], "goes with --study"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,12", "--size-settings", "16:kappa=800"],
+     "--size-settings must map sizes of the study"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:kappa=-800"],
+     "--size-settings at L = 16: kappa must be"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:windows=0.2:1.5"],
+     "--size-settings at L = 16: centres"),
+    (["--attention", "softmax", "--V", "4", "--study", "L=8,16", "--size-settings", "16:P-grid=520"],
+     "--size-settings at L = 16: P must hold at least 2"),
 ])
 def test_a_study_that_cannot_run_is_one_line_and_exit_2(arguments, message):
     import subprocess
@@ -142,3 +161,91 @@ def test_the_api_refuses_bad_sizes():
         emergence.posterior_study([8, 2], 4)
     with pytest.raises(InvalidArgumentError, match="extensions"):
         emergence.posterior_study([8], 4, extensions=-1)
+
+
+STIFF = {"centres": [round(0.05 * k, 2) for k in range(1, 16)], "kappa": 800.0, "max_windows": 24}
+"""The L = 16 barrier settings of docs/posterior_free_energy.md: 15 windows 0.05 apart at kappa 800."""
+
+
+def test_each_size_gets_its_own_settings_and_grid(tmp_path):
+    """L = 16's settings replace the common ones at L = 16 only, in its first call and in its extensions, and its
+    grid replaces the default one; L = 8 runs on the common settings and its default grid."""
+    validate, _ = _stand_in({8: 215.0, 16: 700.0}, {8: 260.0, 16: 673.0}, {8: 120.0, 16: 292.0})
+    common = {"kappa": 200.0, "draws": 400}
+    study = run_posterior_study([8, 16], 4, None, common, out=str(tmp_path), validate=validate, extensions=2,
+                                per_size={16: {**STIFF, "P": [620, 520, 570]}})
+    by_size = {L: [(P, settings) for size, P, settings in validate.given if size == L] for L in (8, 16)}
+    assert by_size[8] == [(None, common)]
+    assert by_size[16][0] == ([520, 570, 620], {**common, **STIFF})  # sorted, the stiff windows, draws kept
+    assert len(by_size[16]) == 2 and by_size[16][1][1] == {**common, **STIFF}  # the extension keeps them
+    assert {row["L"]: row["extensions"] for row in study["rows"]} == {8: 0, 16: 1}
+    assert common == {"kappa": 200.0, "draws": 400}  # the caller's settings are not changed
+
+
+def test_the_size_settings_option_reads_lists_ranges_and_numbers():
+    from emergence.cli.commands.validate_posterior import size_settings
+
+    L, settings = size_settings("16:windows=range:0.05:0.75:0.05,kappa=800,max-windows=24,"
+                                "P-grid=520:570:620:680:740")
+    assert L == 16 and settings == {**STIFF, "P": [520, 570, 620, 680, 740]}
+    assert size_settings("12:windows=0.1:0.3:0.5,draws=800,min-overlap=0.2") == (
+        12, {"centres": [0.1, 0.3, 0.5], "draws": 800, "min_overlap": 0.2})
+
+
+def test_the_api_and_the_command_record_the_per_size_settings(tmp_path, monkeypatch, capsys):
+    import json
+
+    import emergence
+    from emergence.cli import main
+
+    validate, _ = _stand_in({8: 215.0, 16: 616.0}, {8: 260.0, 16: 673.0}, {8: 120.0, 16: 292.0})
+    monkeypatch.setattr(posterior_study, "run_posterior_validation", validate)
+    record = emergence.posterior_study([8, 16], 4, out=str(tmp_path / "api"), executor="local", workers=1,
+                                       per_size={16: {**STIFF, "P": (520, 570, 620, 680, 740)}})
+    expected = {"16": {**STIFF, "P": [520, 570, 620, 680, 740]}}
+    assert record.provenance["config"]["per_size"] == expected
+    assert main(["validate", "posterior", "--attention", "softmax", "--V", "4", "--study", "L=8,16",
+                 "--size-settings", "16:windows=range:0.05:0.75:0.05,kappa=800,max-windows=24,"
+                                    "P-grid=520:570:620:680:740",
+                 "--out", str(tmp_path / "cli"), "--json", str(tmp_path / "study.json")]) == 0
+    capsys.readouterr()
+    written = json.loads((tmp_path / "study.json").read_text())
+    assert written["provenance"]["config"]["per_size"] == expected
+    assert written["rows"] == json.loads(record.to_json())["rows"]
+    stiff_calls = [settings for L, P, settings in validate.given if L == 16]
+    assert all(settings["kappa"] == 800.0 and settings["centres"] == STIFF["centres"] for settings in stiff_calls)
+    assert [settings.get("kappa") for L, P, settings in validate.given if L == 8] == [None, 200.0]  # API, command
+
+
+def _record(L, P, delta_F, converged, *, theory=673.0, saddle=292.0, created="2026-12-06T07:26:55+00:00", commit=None):
+    provenance = {"config": {"L": L, "P_grid": P}, "command": f"emergence validate posterior --L {L}", "seed": 0,
+                  "created": created, "versions": {"emergence": "0.1.0"}} | ({} if commit is None else {"commit": commit})
+    return {"measured": {"P": P, "delta_F": delta_F, "delta_F_error": [0.1] * len(P), "converged": converged},
+            "saddle": {"P_star": saddle}, "predicted": {"P_star": theory}, "provenance": provenance}
+
+
+def test_rows_from_saved_records_merge_the_converged_points():
+    """L = 16 from a grid whose two largest points did not converge and their rerun: the rerun's points replace
+    those two, never a converged one; the bracket is measured on the merged points; each source is kept."""
+    grid = _record(16, [520, 570, 620, 680, 740], [15.0, 9.4, -0.7, -14.9, -28.0], [True, True, True, False, False],
+                   commit="cc32530")
+    rerun = _record(16, [620, 680, 740], [+5.0, -14.8, -28.0], [False, True, True], created="2026-12-06T07:48:15+00:00")
+    small = _record(8, [187, 258], [3.0, -3.8], [True, True], theory=245.5, saddle=None)
+    study = posterior_study.rows_from_records([grid, small, rerun])
+    assert [row["L"] for row in study["rows"]] == [8, 16]
+    row = study["rows"][1]
+    assert [(p["P"], p["delta_F"], p["source"]) for p in row["points"]] == [
+        (520, 15.0, 0), (570, 9.4, 0), (620, -0.7, 0), (680, -14.8, 1), (740, -28.0, 1)]
+    assert row["converged"] == [True] * 5 and row["sampled"]["bracket"] == [570, 620]
+    assert row["sampled"]["value"] == pytest.approx(measured_P_star([570, 620], [9.4, -0.7], [0.1, 0.1],
+                                                                    [True, True])["value"], rel=1e-12)
+    assert [source["commit"] for source in row["sources"]] == ["cc32530", None]
+    assert row["sources"][1]["created"] == "2026-12-06T07:48:15+00:00" and row["extensions"] == 0
+    assert row["theory_over_sampled"] == pytest.approx(673.0 / row["sampled"]["value"], rel=1e-12)
+    assert study["rows"][0]["sampled_over_saddle"] is None and study["summary"]["sizes_measured"] == 2
+
+
+def test_records_of_one_size_that_disagree_on_the_theory_are_refused():
+    with pytest.raises(ValueError, match="L = 16 disagree on predicted"):
+        posterior_study.rows_from_records([_record(16, [520, 570], [1.0, -1.0], [True, True]),
+                                           _record(16, [620, 680], [-2.0, -3.0], [True, True], theory=700.0)])

@@ -638,12 +638,15 @@ def posterior_P_star_law_figure(record: dict, ax=None):
     saddle at the largest :math:`L` (dotted; a reference, not a fit).
 
     ``record``: ``theory``, the JSON of ``scripts/posterior_P_star_law.py`` (``rows`` of ``L``, ``posterior_P_star``,
-    ``saddle_P_star``; ``None`` where there is no jump), and ``sampled`` (``rows`` of ``L``, ``bracket``
-    ``[low, high]``, ``reading``), each with its ``source``.  A missing field is a one-line
+    ``saddle_P_star``; ``None`` where there is no jump), and ``study``, the size study's rows
+    (:func:`~emergence.validation.copy_task.posterior_study.study_row`: ``L`` and ``sampled`` {``value``,
+    ``bracket`` ``[low, high]``}, ``None`` where no converged pair brackets the sign change, which draws
+    nothing), each with its ``source``.  A missing field is a one-line
     :class:`~emergence.base.errors.EmergenceError` naming it.
     """
     theory = _record_field(_record_field(record, "theory", ""), "rows", "theory ")
-    sampled = _record_field(_record_field(record, "sampled", ""), "rows", "sampled ")
+    study = _record_field(_record_field(record, "study", ""), "rows", "study ")
+    sampled = [(_record_field(row, "L", "study row "), _record_field(row, "sampled", "study row ")) for row in study]
     figure, axes = new_figure(1, ax, size=(6.2, 4.4))
     axis = axes[0]
     L = [_record_field(row, "L", "theory row ") for row in theory]
@@ -656,11 +659,10 @@ def posterior_P_star_law_figure(record: dict, ax=None):
         scale = value / (largest * math.log(largest) ** 2)
         axis.plot(L, [scale * n * math.log(n) ** 2 for n in L], ":", color="0.4",
                   label=rf"$L\,\ln^2 L$ through the saddle at $L = {largest}$")
-    for n, row in enumerate(sampled):
-        size = _record_field(row, "L", "sampled row ")
-        low, high = _record_field(row, "bracket", "sampled row ")
+    for n, (size, measured) in enumerate((size, measured) for size, measured in sampled if measured is not None):
+        low, high = _record_field(measured, "bracket", "study row's sampled ")
         axis.plot([size, size], [low, high], "-", color="tab:green", lw=3, label="sampled: converged bracket" if n == 0 else None)
-        axis.plot([size], [_record_field(row, "reading", "sampled row ")], "D", color="tab:green", mfc="white",
+        axis.plot([size], [_record_field(measured, "value", "study row's sampled ")], "D", color="tab:green", mfc="white",
                   label="sampled: reading (root of $\\Delta F$)" if n == 0 else None)
     _log_x(axis)
     axis.set_yscale("log")

@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from emergence.validation.copy_task.posterior_free_energy import measured_P_star
 from emergence.validation.copy_task.posterior_methods import run_posterior_validation
 
 EXTENSION_POINTS = 2
@@ -107,25 +108,116 @@ def study_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+GRID_KEY = "P"
+"""The key of a size's own settings (``per_size``) that holds its starting P grid; every other key is a sampler
+setting."""
+
+
+def size_settings(L: int, settings: dict[str, Any], per_size: dict[int, dict[str, Any]] | None
+                  ) -> tuple[dict[str, Any], list[int] | None]:
+    """The sampler settings and the starting grid of size ``L``: ``settings`` with ``per_size[L]``'s sampler fields
+    in their place, and ``per_size[L]["P"]`` (``None``: the default grid around the posterior theory's P*).
+
+    >>> size_settings(16, {"kappa": 200.0, "draws": 400}, {16: {"kappa": 800.0, "P": [520, 570]}})
+    ({'kappa': 800.0, 'draws': 400}, [520, 570])
+    >>> size_settings(8, {"kappa": 200.0}, {16: {"kappa": 800.0}})
+    ({'kappa': 200.0}, None)
+    """
+    own = dict((per_size or {}).get(L, {}))
+    grid = own.pop(GRID_KEY, None)
+    return {**settings, **own}, None if grid is None else sorted(int(P) for P in grid)
+
+
 def run_posterior_study(sizes: Sequence[int], V: int, convention, settings: dict[str, Any], *, out: str,
                         executor=None, seed: int = 0, theory_draws: int | None = None, progress: bool = True,
-                        extensions: int = DEFAULT_EXTENSIONS,
+                        extensions: int = DEFAULT_EXTENSIONS, per_size: dict[int, dict[str, Any]] | None = None,
                         validate: Callable[..., dict[str, Any]] | None = None) -> dict[str, Any]:
     """The study over ``sizes`` (each L's validation in ``out/L{L}``, resumable): ``{"rows", "summary"}``.
 
-    ``validate``: :func:`run_posterior_validation` where ``None`` (a test passes a stand-in with its signature).
+    ``per_size``: for some L, sampler settings that replace those of ``settings`` at that L and optionally its
+    starting grid ``"P"`` (:func:`size_settings`).  ``validate``: :func:`run_posterior_validation` where ``None``
+    (a test passes a stand-in with its signature).
     """
     validate = validate or run_posterior_validation
     rows = []
     for L in sizes:
         common = {"out": os.path.join(out, f"L{L}"), "executor": executor, "seed": seed,
                   "theory_draws": theory_draws, "progress": progress}
-        report = validate("softmax", L, V, None, "umbrella", convention, settings, **common)
+        chosen, grid = size_settings(L, settings, per_size)
+        report = validate("softmax", L, V, grid, "umbrella", convention, chosen, **common)
         done = 0
         while done < extensions and (side := missing_side(report["measured"])) is not None:
             grid = extended_grid(report["measured"]["P"], side)
-            report = validate("softmax", L, V, grid, "umbrella", convention, settings, **common,
+            report = validate("softmax", L, V, grid, "umbrella", convention, chosen, **common,
                               theory_P_star=report["predicted"]["P_star"])  # scanned once per L
             done += 1
         rows.append(study_row(L, report, done))
+    return {"rows": rows, "summary": study_summary(rows)}
+
+
+SOURCE_KEYS = ("command", "created", "commit", "seed", "config", "versions")
+"""What a row built from saved records keeps of each record's provenance (``commit``: ``None`` where the record
+does not say it)."""
+
+
+def merged_points(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    r"""The points of several validation records of one size, by P: a later record's point replaces one that is
+    missing or did not converge, never a converged one.  Each point: ``P``, ``delta_F``, ``delta_F_error``,
+    ``converged`` and ``source`` (the index of its record).
+
+    >>> first = {"measured": {"P": [10, 20], "delta_F": [1.0, -2.0], "delta_F_error": [0.1, 0.1],
+    ...                       "converged": [True, False]}}
+    >>> again = {"measured": {"P": [10, 20], "delta_F": [1.5, -2.5], "delta_F_error": [0.1, 0.1],
+    ...                       "converged": [True, True]}}
+    >>> [(point["delta_F"], point["source"]) for point in merged_points([first, again])]
+    [(1.0, 0), (-2.5, 1)]
+    """
+    points: dict[int, dict[str, Any]] = {}
+    for source, record in enumerate(records):
+        measured = record["measured"]
+        for i, P in enumerate(measured["P"]):
+            if P not in points or not points[P]["converged"]:
+                points[P] = {"P": int(P), "delta_F": measured["delta_F"][i], "delta_F_error": measured["delta_F_error"][i],
+                             "converged": bool(measured["converged"][i]), "source": source}
+    return [points[P] for P in sorted(points)]
+
+
+def _shared_value(L: int, records: Sequence[dict[str, Any]], part: str) -> float | None:
+    """``record[part]["P_star"]``, the same in every record of size ``L`` (to 1e-9 relative), else ``ValueError``."""
+    values = [record[part]["P_star"] for record in records]
+    first = values[0]
+    if any((value is None) != (first is None) or (first is not None and not math.isclose(value, first, rel_tol=1e-9))
+           for value in values):
+        raise ValueError(f"the records of L = {L} disagree on {part} P*: {values}")
+    return first
+
+
+def record_source(record: dict[str, Any]) -> dict[str, Any]:
+    """The provenance a study row keeps of one record (:data:`SOURCE_KEYS`)."""
+    return {key: record["provenance"].get(key) for key in SOURCE_KEYS}
+
+
+def rows_from_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    r"""The study (``{"rows", "summary"}``, :func:`study_row`, :func:`study_summary`) from saved umbrella validation
+    records (each with ``measured``, ``saddle``, ``predicted`` and ``provenance``, whose ``config`` names ``L``)
+    instead of new sampling.  Records of one L are merged point by point in the order given
+    (:func:`merged_points`), and the sampled :math:`P^*` is measured again on the merged converged points
+    (:func:`~emergence.validation.copy_task.posterior_free_energy.measured_P_star`).  Each row adds ``points``
+    (the merged points) and ``sources`` (:func:`record_source`, in the order of the points' ``source``); its
+    ``extensions`` is 0 (none were run).  Records of one L that disagree on the saddle's or the theory's
+    :math:`P^*` are a ``ValueError``.
+    """
+    by_size: dict[int, list[dict[str, Any]]] = {}
+    for record in records:
+        by_size.setdefault(int(record["provenance"]["config"]["L"]), []).append(record)
+    rows = []
+    for L in sorted(by_size):
+        points = merged_points(by_size[L])
+        P, converged = [point["P"] for point in points], [point["converged"] for point in points]
+        measured = {"P": P, "converged": converged,
+                    "P_star": measured_P_star(P, [point["delta_F"] for point in points],
+                                              [point["delta_F_error"] for point in points], converged)}
+        report = {"measured": measured, "saddle": {"P_star": _shared_value(L, by_size[L], "saddle")},
+                  "predicted": {"P_star": _shared_value(L, by_size[L], "predicted")}}
+        rows.append(study_row(L, report, 0) | {"points": points, "sources": [record_source(r) for r in by_size[L]]})
     return {"rows": rows, "summary": study_summary(rows)}

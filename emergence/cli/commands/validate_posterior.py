@@ -27,6 +27,13 @@ def add_arguments(parser):
     parser.add_argument("--study", type=study_sizes, default=None, metavar="L=L1,L2,...",
                         help="softmax, umbrella: the sampled P*(L) at each L, each grid moved until it brackets the "
                              "sign change of Delta F, beside the saddle's and the posterior theory's (instead of --L)")
+    parser.add_argument("--size-settings", type=size_settings, action="append", dest="per_size", default=None,
+                        metavar="L:NAME=VALUE,...",
+                        help="--study: sampler settings for one L in place of the others (repeat for more sizes); NAME "
+                             "is an umbrella option without its dashes (kappa, windows, max-windows, draws, ...) or "
+                             "P-grid, the L's starting grid; lists are colon-separated, windows also as "
+                             "range:FIRST:LAST:STEP, e.g. 16:windows=range:0.05:0.75:0.05,kappa=800,max-windows=24,"
+                             "P-grid=520:570:620:680:740")
     parser.add_argument("--extensions", type=integer(0), default=2,
                         help="--study: grid extensions per L before a size is reported without P* (default %(default)s)")
     parser.add_argument("--V", type=integer(MINIMUM_V, what="V"), required=True, help="vocabulary size")
@@ -89,6 +96,69 @@ def study_sizes(text: str) -> list[int]:
     if not all(value.strip().isdigit() and int(value) >= MINIMUM_L for value in values):
         raise argparse.ArgumentTypeError(f"--study {text!r}: use L=L1,L2,... with integers >= {MINIMUM_L}")
     return sorted({int(value) for value in values})
+
+
+SIZE_SETTINGS = {"windows": "centres", "kappa": "kappa", "divide": "divide", "exchange-every": "exchange_every",
+                 "min-overlap": "min_overlap", "max-windows": "max_windows", "chains": "chains", "warmup": "warmup",
+                 "draws": "draws", "first-draws": "first_draws", "leapfrog": "leapfrog", "data-multiple": "data_multiple",
+                 "P-grid": "P"}
+"""``--size-settings`` names (the umbrella options without their dashes, and ``P-grid``) -> the API's fields."""
+SIZE_SETTINGS_USAGE = ("use L:NAME=VALUE,... with NAME one of " + ", ".join(SIZE_SETTINGS)
+                       + "; lists colon-separated, windows also range:FIRST:LAST:STEP")
+
+
+def size_settings(text: str) -> tuple[int, dict]:
+    """``--size-settings 16:kappa=800,windows=range:0.05:0.75:0.05,P-grid=520:570:620`` -> ``(16, {"kappa": 800.0,
+    "centres": [0.05, 0.1, ..., 0.75], "P": [520, 570, 620]})``: the L and its settings under the API's names
+    (their ranges are checked by :func:`emergence.api.posterior_study`).
+
+    >>> size_settings("16:kappa=800,windows=range:0.1:0.3:0.1,P-grid=520:570,draws=800")
+    (16, {'kappa': 800.0, 'centres': [0.1, 0.2, 0.3], 'P': [520, 570], 'draws': 800})
+    """
+    import argparse
+
+    size, colon, body = text.partition(":")
+    pairs = [part.partition("=") for part in body.split(",")] if colon else []
+    if not size.strip().isdigit() or not pairs or any(not equals or name not in SIZE_SETTINGS for name, equals, _ in pairs):
+        raise argparse.ArgumentTypeError(f"--size-settings {text!r}: {SIZE_SETTINGS_USAGE}")
+    try:
+        return int(size), {SIZE_SETTINGS[name]: _size_setting(name, value) for name, _, value in pairs}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--size-settings {text!r}: a value is not a number of its kind "
+                                         f"({SIZE_SETTINGS_USAGE})") from None
+
+
+def _size_setting(name: str, value: str):
+    """One ``--size-settings`` value: a colon list (windows: numbers, or range:FIRST:LAST:STEP inclusive; P-grid:
+    integers), a number (kappa, divide, min-overlap) or an integer (``ValueError`` otherwise)."""
+    if name == "windows" and value.startswith("range:"):
+        return _window_range(value.removeprefix("range:"))
+    if name in ("windows", "P-grid"):
+        return [(float if name == "windows" else int)(part) for part in value.split(":")]
+    return float(value) if name in ("kappa", "divide", "min-overlap") else int(value)
+
+
+def _window_range(text: str) -> list[float]:
+    """``FIRST:LAST:STEP`` -> FIRST, FIRST + STEP, ... up to LAST inclusive (to 1e-9 of a step), rounded to 12
+    decimals (``ValueError`` for a step <= 0, LAST below FIRST, a value not finite or more than
+    :data:`MAX_WINDOW_RANGE` centres).
+
+    >>> _window_range("0.05:0.2:0.05")
+    [0.05, 0.1, 0.15, 0.2]
+    """
+    import math
+
+    first, last, step = (float(part) for part in text.split(":"))
+    if not (step > 0 and last >= first and all(map(math.isfinite, (first, last, step)))):
+        raise ValueError(text)
+    count = int(math.floor((last - first) / step + 1e-9)) + 1
+    if count > MAX_WINDOW_RANGE:
+        raise ValueError(text)
+    return [round(first + k * step, 12) for k in range(count)]
+
+
+MAX_WINDOW_RANGE = 1000
+"""The most centres ``range:FIRST:LAST:STEP`` may name (far beyond any placement's ``max-windows``)."""
 
 
 def _settings(args, method: str) -> dict:
@@ -256,6 +326,8 @@ def run(args) -> int:
 
     if args.study is not None:
         return _run_study(args)
+    if args.per_size:
+        raise EmergenceError("--size-settings goes with --study (use the sampler options themselves with --L)")
     if args.L is None:
         raise EmergenceError("validate posterior needs --L (or --study L=L1,L2,...)")
     method = posterior_method(args.attention, args.method)
@@ -293,12 +365,12 @@ def _run_study(args) -> int:
     if args.attention != "softmax" or args.method not in (None, "umbrella") or args.P_grid or args.L is not None:
         raise EmergenceError("--study runs softmax umbrella validations on their own grids: use it with --attention "
                              "softmax and without --L, --P-grid or another --method")
-    settings = _settings(args, "umbrella")
+    settings, per_size = _settings(args, "umbrella"), _per_size(args.per_size)
     check_posterior_memory("softmax", "umbrella", max(args.study), args.V, None, settings, args.theory_draws, args.workers)
     _check_before_sampling(args, "umbrella")
     study = posterior_study(args.study, args.V, convention=args.convention, seed=args.seed, out=args.out,
                             executor=args.executor, workers=args.workers, theory_draws=args.theory_draws,
-                            extensions=args.extensions, **settings)
+                            extensions=args.extensions, per_size=per_size, **settings)
     if args.plot:
         from emergence.report.figures import save_figure
 
@@ -310,6 +382,18 @@ def _run_study(args) -> int:
         write_json_atomic(args.json, study.to_dict())
     _print_study(study.to_dict())
     return 0
+
+
+def _per_size(given) -> dict[int, dict] | None:
+    """The repeated ``--size-settings`` as ``{L: settings}``; one L given twice is refused."""
+    from emergence.base.errors import EmergenceError
+
+    per_size: dict[int, dict] = {}
+    for L, settings in given or ():
+        if L in per_size:
+            raise EmergenceError(f"--size-settings: L = {L} is given twice; put all of its settings in one")
+        per_size[L] = settings
+    return per_size or None
 
 
 def _print_study(study) -> None:
