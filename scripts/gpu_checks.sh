@@ -8,7 +8,7 @@
 # without network, and what it measured: benchmarks/RESULTS.md ("GPU").
 #
 # The GPU parts come first, each under its own time limit (`timeout`; the limits below add up to
-# 460 s, plus 2 s of grace each), so a short lease still brings back the parts that matter most. After
+# 458 s, plus 2 s of grace each), so a short lease still brings back the parts that matter most. After
 # every part OUT_DIR/summary.json is rewritten (name, limit, seconds, exit status, timed out) beside
 # that part's own JSON and log (OUT_DIR/NAME.log; hardware.log: date, GPU, driver, cores, torch, CuPy);
 # a part that fails or runs out of time is recorded and the next runs.
@@ -22,6 +22,7 @@
 #               copy-head validations (Adam, readout-marginal action, float32 on cuda; every point of a
 #               grid trains as one batched model there, run_copy_points) and the basis statistics on CuPy
 #               (`bench --only basis_statistics_gpu`: CuPy vs NumPy at V = 3000 and CuPy alone at V = 50 000)
+#   posterior_L32   the umbrella profile at L = 32 (CPU worker processes; few windows and draws)
 #   posterior_study_L24
 #               one point of the P*(L) size study at L = 24 (`validate posterior --study L=24` with its own
 #               `--size-settings`: P = 1000, 1300 around the theory's P* 1181; CPU worker processes; few
@@ -101,6 +102,10 @@ part softmax_L256 50 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head softm
 part linear_L256 40 env EMERGENCE_MEMORY_BUDGET=130GiB bash -c 'copy_head linear_L256 linear 256 32,250,2000,15500 500'
 # CPU part: the size study at L = 24 around its theory's P* (1181), its grid and sampler set per size, worker
 # processes on every core (the limit is sized, not measured on the device; each point's seconds are in runs/)
-part posterior_study_L24 65 "$python" -m emergence validate posterior --attention softmax --V 4 --study L=24 \
+part posterior_study_L24 35 "$python" -m emergence validate posterior --attention softmax --V 4 --study L=24 \
   --extensions 0 --theory-draws 1000 --out "$out/runs/posterior_study_L24" --json "$out/posterior_study_L24.json" \
   --size-settings 24:P-grid=1000:1300,windows=range:0.05:0.65:0.15,chains=2,warmup=10,draws=20,leapfrog=6
+# CPU part: the posterior profile at L = 32 around its theory's P* (1744), worker processes on every core
+part posterior_L32 28 "$python" -m emergence validate posterior --attention softmax --method umbrella \
+  --L 32 --V 4 --P-grid 1500,2200 --windows 0.05,0.2,0.35,0.5,0.65 --chains 2 --warmup 10 --draws 20 \
+  --leapfrog 6 --theory-draws 1000 --out "$out/runs/posterior_L32" --json "$out/posterior_L32.json"
