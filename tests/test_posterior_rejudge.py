@@ -138,11 +138,16 @@ def test_the_command_judges_a_record_and_says_it_reused_it(record_file, tmp_path
 @pytest.mark.parametrize("extra", [["--trial", "product"], ["--trial", "blok"], ["--from-record", "/nonexistent/r.json"],
                                    ["--from-record", "RECORD", "--P-grid", "8,16"],
                                    ["--from-record", "RECORD", "--L", "7"], ["--from-record", "NOT_JSON"],
-                                   ["--from-record", "RECORD", "--method", "replica-exchange"]])
+                                   ["--from-record", "RECORD", "--method", "replica-exchange"],
+                                   ["--from-record", "RECORD", "PARTIAL"]])
 def test_bad_trial_or_record_is_a_one_line_error(extra, record_file, tmp_path, capsys):
-    bad = tmp_path / "bad.json"
+    bad, partial = tmp_path / "bad.json", tmp_path / "partial.json"
     bad.write_text("{not json")
-    extra = [str(record_file) if item == "RECORD" else str(bad) if item == "NOT_JSON" else item for item in extra]
+    record = json.loads(record_file.read_text())
+    del record["measured"]["delta_F_bound"]
+    partial.write_text(json.dumps(record))
+    files = {"RECORD": str(record_file), "NOT_JSON": str(bad), "PARTIAL": str(partial)}
+    extra = [files.get(item, item) for item in extra]
     arguments = ["validate", "posterior", "--attention", "softmax", "--V", str(V)] + extra
     assert main(arguments) == 2
     error = capsys.readouterr().err

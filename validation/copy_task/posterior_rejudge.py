@@ -30,6 +30,9 @@ from emergence.validation.copy_task.posterior_free_energy import (
 SETTING_KEYS = ("L", "V", "convention", "divide", "seed")
 """What records merged into one measurement must share."""
 
+MEASURED_KEYS = ("P", "converged", "profiles", *PER_POINT_KEYS, "delta_F_bound")
+"""The per-point lists of a record's ``measured`` block that the judgment reads (merged point by point)."""
+
 
 def record_setting(record: dict[str, Any]) -> dict[str, Any]:
     """The setting a record's measurement was sampled in: ``L, V, convention, divide, seed`` (from its provenance).
@@ -38,8 +41,11 @@ def record_setting(record: dict[str, Any]) -> dict[str, Any]:
     """
     try:
         config = record["provenance"]["config"]
-        if config["attention"] != "softmax" or config["method"] != "umbrella" or "measured" not in record:
+        if config["attention"] != "softmax" or config["method"] != "umbrella":
             raise EmergenceError(f"not a softmax umbrella validation ({config['attention']}, {config['method']})")
+        missing = [key for key in MEASURED_KEYS if key not in record["measured"]]
+        if missing:
+            raise EmergenceError(f"the record's measured block lacks {', '.join(missing)}")
         return {"L": int(config["L"]), "V": int(config["V"]), "convention": config["convention"],
                 "divide": float(record["predicted"]["divide"]), "seed": int(record["provenance"]["seed"])}
     except (KeyError, TypeError) as error:
@@ -55,8 +61,8 @@ def merged_measurement(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for i, P in enumerate(record["measured"]["P"]):
             chosen[P] = (record["measured"], i)
     grid = sorted(chosen)
-    keys = ("converged", "profiles", *PER_POINT_KEYS, "delta_F_bound")
-    merged: dict[str, Any] = {"P": grid, **{key: [chosen[P][0][key][chosen[P][1]] for P in grid] for key in keys}}
+    merged: dict[str, Any] = {"P": grid, **{key: [chosen[P][0][key][chosen[P][1]] for P in grid]
+                                            for key in MEASURED_KEYS[1:]}}
     profiles = merged["profiles"]
     merged["P_star"] = measured_P_star(grid, merged["delta_F"], merged["delta_F_error"], merged["converged"])
     merged.update(rhat_max=max(max(p["window_rhat"]) for p in profiles),
