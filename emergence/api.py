@@ -19,6 +19,8 @@ function                       computes                                     reco
                                :class:`CopyExperiment`
 :func:`validate_posterior`     the sampled copy-task posterior vs the       :class:`~emergence.records.PosteriorValidation`
                                posterior theory, the saddle beside it
+:func:`judge_posterior`        a saved posterior measurement judged again   :class:`~emergence.records.PosteriorValidation`
+                               against the posterior theory (a trial)
 :func:`posterior_study`        the sampled posterior's P*(L) beside the     :class:`~emergence.records.PosteriorStudy`
                                saddle's and the posterior theory's
 =============================  ===========================================  =====================
@@ -40,7 +42,8 @@ from emergence.base.errors import InvalidArgumentError
 from emergence.validation.copy_task.copy_experiment import CopyExperiment
 
 __all__ = ["phase_diagram", "rho_sweep", "scaling", "derive", "basis", "predict_weights", "validate_copy_head", "validate_leading_terms",
-           "checkpoints", "associate", "validate_posterior", "posterior_study", "run_copy_experiment", "CopyExperiment"]
+           "checkpoints", "associate", "validate_posterior", "judge_posterior", "posterior_study", "run_copy_experiment",
+           "CopyExperiment"]
 """The public API: the functions of the table above, and the copy experiment's configuration and runner."""
 
 DEFAULT_P_RANGE = (1.0, 1e8, 400)
@@ -617,7 +620,7 @@ DEFAULT_CHECKPOINT_TOP_K = 500
 def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
                        convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
                        workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
-                       **settings):
+                       trial: str = "gauge", **settings):
     r"""Sample the copy-task posterior and compare it with the posterior theory, the saddle (MAP) beside it.
 
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
@@ -630,7 +633,9 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     exchange, :data:`~emergence.validation.copy_task.config.POSTERIOR_DEFAULTS`).  Returns a
     :class:`~emergence.records.PosteriorValidation`: ``predicted``, ``saddle``, ``measured``, ``agreement``,
     ``cost`` (umbrella and HMC: :func:`_gradient_cost`) and ``provenance``; its JSON is what
-    ``emergence validate posterior --json`` writes.
+    ``emergence validate posterior --json`` writes.  ``trial``: the posterior theory's trial, umbrella only
+    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`: ``"gauge"``, the default, or
+    ``"block"``); :func:`judge_posterior` judges a saved measurement with another one.
     """
     from emergence.base.executors import sweep_executor
     from emergence.base.io import provenance
@@ -641,22 +646,77 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
 
     attention, L, V = _attention_sizes(attention, L, V, min_L=2)
     method = _check_posterior_options(attention, P, method, seed, executor, workers, out, theory_draws, progress, settings)
+    _check_trial(trial, method)
     convention = _convention(convention, CopyTaskConvention).with_attention(attention)
     check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
     out = sweep_folder(out, "emergence-posterior-")
     pool = sweep_executor(executor, workers)
     report = run_posterior_validation(attention, L, V, P, method, convention, settings, out=out, executor=pool,
-                                      seed=seed, theory_draws=theory_draws, progress=progress)
+                                      seed=seed, theory_draws=theory_draws, progress=progress,
+                                      **({"trial": trial} if method == "umbrella" else {}))
     report["method"] = method
     report["results_folder"] = out
     config = {"attention": attention, "L": int(L), "V": int(V), "P_grid": [int(p) for p in report["measured"]["P"]],
-              "method": method, "convention": convention.as_dict(), "settings": settings}
+              "method": method, "convention": convention.as_dict(), "settings": settings,
+              **({"trial": trial} if method == "umbrella" else {})}
     report["provenance"] = provenance(config, seed)
     if method != "replica-exchange":
         report["cost"] = _gradient_cost(report["measured"])
     from emergence.records import PosteriorValidation
 
     return PosteriorValidation.from_dict(report)
+
+
+def judge_posterior(records: str | Sequence[str], *, trial: str = "gauge", theory_draws: int | None = None,
+                    importance_draws: int = 0, progress: bool = True):
+    r"""Saved softmax umbrella validations (the JSON of :func:`validate_posterior`) judged again against the
+    posterior theory with ``trial``, without resampling
+    (:func:`~emergence.validation.copy_task.posterior_rejudge.judge_measurement`).
+
+    ``records``: one path, or several of one setting (L, V, convention, divide, seed), merged point by point (a later
+    file's point replaces an earlier one's at the same P).  ``trial``: ``"gauge"`` or ``"block"``
+    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`); ``theory_draws``: the theory's
+    Monte Carlo rows (default 4000 per profile and 20000 for P*, the validation's); ``importance_draws``: draws per
+    mode of the importance-weighted diagnosis (0, the default, skips it; the verdict does not read it).  Returns a
+    :class:`~emergence.records.PosteriorValidation` whose ``measured`` is the records' (``reused`` keeps their
+    provenance) and whose ``predicted`` and ``agreement`` are new.
+    """
+    from emergence.base import arguments as check
+    from emergence.base.io import provenance, read_json
+    from emergence.records import PosteriorValidation
+    from emergence.validation.copy_task.posterior_rejudge import judge_measurement
+
+    paths = check.sequence("records", [records] if isinstance(records, (str, os.PathLike)) else records,
+                           check.existing_file)
+    check.choice("trial", trial, _verdict_trials())
+    check.optional(check.integer, "theory_draws", theory_draws, 100)
+    check.integer("importance_draws", importance_draws, 0)
+    check.flag("progress", progress)
+    loaded = [read_json(path) for path in paths]
+    report = judge_measurement(loaded, trial, theory_draws, importance_draws, progress=progress)
+    setting = report.pop("setting")
+    report.update(method="umbrella", results_folder=None)
+    config = {"attention": "softmax", "method": "umbrella", "records": [str(path) for path in paths], "trial": trial,
+              "theory_draws": theory_draws,
+              "importance_draws": importance_draws, "L": setting["L"], "V": setting["V"],
+              "P_grid": report["measured"]["P"], "convention": setting["convention"], "divide": setting["divide"]}
+    report["provenance"] = provenance(config, setting["seed"])
+    return PosteriorValidation.from_dict(report)
+
+
+def _verdict_trials() -> tuple[str, ...]:
+    from emergence.validation.copy_task.posterior_free_energy import VERDICT_TRIALS
+
+    return tuple(VERDICT_TRIALS)
+
+
+def _check_trial(trial, method: str) -> None:
+    """The posterior theory's ``trial``: one of the verdict's trials; another than the default only for umbrella."""
+    from emergence.base import arguments as check
+
+    check.choice("trial", trial, _verdict_trials())
+    if trial != "gauge" and method != "umbrella":
+        raise InvalidArgumentError("trial", f"{trial} is a trial of the softmax posterior theory (umbrella), not of {method}")
 
 
 def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int = 0, out: str | None = None,

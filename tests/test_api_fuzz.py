@@ -13,6 +13,7 @@ import functools
 import inspect
 import math
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,8 @@ from emergence.base.errors import EmergenceError
 
 EXAMPLES = int(os.environ.get("EMERGENCE_FUZZ_EXAMPLES", "25"))
 MISSING = "/nonexistent-emergence-folder/missing"
+RECORD = Path(__file__).resolve().parents[1] / "docs" / "theory_status.json"
+"""An existing JSON file: ``judge_posterior`` reads its records before the work (guarded here) starts."""
 
 OTHER_TYPES = st.one_of(st.booleans(), st.binary(max_size=3), st.lists(st.integers(), max_size=2),
                         st.dictionaries(st.text(max_size=2), st.integers(), max_size=1),
@@ -160,7 +163,12 @@ SPECS = {
                             "warmup": wrong_integer(0), "divide": wrong(st.floats(min_value=1.0), st.floats(max_value=0.0)),
                             "centres": wrong(st.lists(st.floats(min_value=1.0), min_size=2, max_size=3), st.just([0.2, 0.2]),
                                              st.just([math.nan, 0.5]), st.just("0.5")),
+                            "trial": wrong_choice(("gauge", "block")),
                             **sweep(False), "out": wrong(st.integers(), optional=True)}),
+    "judge_posterior": ({"records": [str(RECORD)]},
+                        {"records": wrong(st.just([]), st.lists(st.just(MISSING), min_size=1, max_size=2), st.integers()),
+                         "trial": wrong_choice(("gauge", "block")), "theory_draws": wrong_integer(100, optional=True),
+                         "importance_draws": wrong_integer(0), "progress": wrong_flag()}),
     "posterior_study": ({"sizes": [8, 12], "V": 4},
                         {"sizes": wrong(st.just([]), st.lists(st.integers(max_value=2), min_size=1, max_size=3),
                                         st.just("8,12"), st.just([8.5])),
@@ -240,6 +248,7 @@ WORK = {
     "validate_leading_terms": ("emergence.validation.leading_terms.experiment", "run_leading_term_validation"),
     "checkpoints": ("emergence.validation.leading_terms.checkpoints", "find_tokenizer"),
     "validate_posterior": ("tempfile", "mkdtemp"),
+    "judge_posterior": ("emergence.validation.copy_task.posterior_rejudge", "judge_measurement"),
     "posterior_study": ("tempfile", "mkdtemp"),
 }
 """Where each function's work begins (after its checks, before it makes a pool of workers or a folder):

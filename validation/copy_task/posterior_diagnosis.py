@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from emergence.numerics.copy_head.block_trial import BlockTrial
 from emergence.numerics.copy_head.row_trial import sample_row_trial
 from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE, CopyTaskConvention
@@ -196,7 +197,10 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     ``mode``: a :class:`~emergence.numerics.copy_head.posterior.PosteriorMode` (its ``g, t_u, t_v``).
     The trial is :func:`trial_moments` (``trial="product"``), by default the gauge-correct trial (the same law on
     the directions the data sees and the prior on the flat ones), or the row trial
-    (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density).  Its weight is the product trial's divided by
+    (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density), or the block
+    trial at a :class:`~emergence.numerics.copy_head.block_posterior.BlockMode`'s ratios
+    (:meth:`~emergence.numerics.copy_head.block_trial.BlockTrial.sample`, its own draws and exact log density).  The
+    gauge-correct trial's weight is the product trial's divided by
     :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
     ``P`` training sequences of the measurement's data seed (:func:`trial_potential`), so differences between modes are
     comparable with the sampled :math:`\Delta F` (the same data as the umbrella point of ``seed``).  Returns
@@ -212,8 +216,10 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
     row_generator = np.random.default_rng(seed)
     log_weights = []
     for _ in range(-(-draws // runs)):
-        if trial == "row":
-            theta, log_q = sample_row_trial(mode, L, V, s, runs, row_generator)
+        if trial in ("row", "block"):
+            theta, log_q = (sample_row_trial(mode, L, V, s, runs, row_generator) if trial == "row" else
+                            BlockTrial(L, V, s, mode.g, 0.0, mode.ratios).sample(
+                                row_generator.standard_normal((runs, (V + L) ** 2))))
             theta, log_trial = torch.as_tensor(theta), torch.as_tensor(log_q)
         else:
             standard = torch.randn(runs, V + L, V + L, generator=generator, dtype=torch.float64)

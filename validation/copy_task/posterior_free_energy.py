@@ -45,23 +45,39 @@ MEAN_TOLERANCE = 0.05
 IMPORTANCE_DRAWS = 8000
 """Draws of the theory's trial per mode for the importance-sampled diagnosis (posterior_diagnosis)."""
 
+VERDICT_TRIALS = {"gauge": "gauge-correct Gaussian trial",
+                  "block": "block trial, KL-optimal per-block variances"}
+"""The trials the verdict can be judged with (:data:`~emergence.numerics.copy_head.posterior.TRIALS`), and how
+``predicted.label`` names each: the gauge-correct Gaussian trial (the default) and the block trial
+(:mod:`~emergence.numerics.copy_head.block_posterior`)."""
+
+
+def theory_label(trial: str) -> str:
+    """``predicted.label``: the theory and the trial it was computed with.
+
+    >>> theory_label("block")
+    'posterior (mean-field bulk, block trial, KL-optimal per-block variances; reconstructed theory)'
+    """
+    return f"posterior (mean-field bulk, {VERDICT_TRIALS[trial]}; reconstructed theory)"
+
 
 def predicted_point_config(L: int, V: int, P: float, convention, divide: float, draws: int = 4000, seed: int = 0,
-                           importance_draws: int = IMPORTANCE_DRAWS) -> dict[str, Any]:
+                           importance_draws: int = IMPORTANCE_DRAWS, trial: str = "gauge") -> dict[str, Any]:
     """The JSON-able configuration of one theory profile (a resumable sweep point, like a measurement).
 
     ``seed`` names the measurement's training set, on which the importance-sampled diagnosis weighs the
-    theory's trial (``importance_draws`` per mode; 0 skips it)."""
+    theory's trial (``importance_draws`` per mode; 0 skips it).  ``trial``: one of :data:`VERDICT_TRIALS`
+    (part of the configuration, so each trial's profiles are stored apart)."""
     return {"experiment": "posterior-theory-profile", "L": int(L), "V": int(V), "P": float(P), "divide": float(divide),
-            "draws": int(draws), "seed": int(seed), "importance_draws": int(importance_draws),
+            "draws": int(draws), "seed": int(seed), "importance_draws": int(importance_draws), "trial": trial,
             "convention": convention.with_attention("softmax").as_dict()}
 
 
 def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
     r"""The theory's profile at one P, its :math:`\Delta F` by the measurement's estimator, the two modes and their means.
 
-    Where the two modes coexist, ``importance_sampled`` also weighs the theory's own trial at each mode
-    against the model's posterior on the measurement's data
+    The theory is that of ``config["trial"]``.  Where the two modes coexist, ``importance_sampled`` also weighs
+    the theory's own trial at each mode against the model's posterior on the measurement's data
     (:func:`~emergence.validation.copy_task.posterior_diagnosis.mode_free_energies`): a diagnosis of the
     variational bound, not a prediction.
     """
@@ -70,7 +86,8 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
     from emergence.validation.copy_task.posterior_diagnosis import mode_free_energies
 
     convention = CopyTaskConvention(**config["convention"])
-    theory = PosteriorTheory(config["L"], config["V"], convention, draws=config["draws"])
+    trial = config["trial"]
+    theory = PosteriorTheory(config["L"], config["V"], convention, draws=config["draws"], trial=trial)
     grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
     profile = theory.profile(config["P"], grid)
     F = np.asarray(profile["F"])
@@ -79,7 +96,7 @@ def run_predicted_point(config: dict[str, Any]) -> dict[str, Any]:
     modes = theory.modes(config["P"])
     coexistence = bool(abs(modes["copy"].aG - modes["uniform"].aG) > 0.05)
     importance = (mode_free_energies(config["L"], config["V"], int(config["P"]), modes, convention,
-                                     config["importance_draws"], config["seed"])
+                                     config["importance_draws"], config["seed"], trial=trial)
                   if coexistence and config["importance_draws"] > 0 else None)
     return {
         "P": config["P"], "profile": profile,
@@ -291,11 +308,12 @@ def comparison_cost(config: dict[str, Any]) -> float:
 
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
                                executor=None, seed: int = 0, theory_draws: int | None = None,
-                               theory_P_star: float | None = None, progress: bool = True) -> dict[str, Any]:
+                               theory_P_star: float | None = None, progress: bool = True,
+                               trial: str = "gauge") -> dict[str, Any]:
     """The whole softmax free-energy comparison: theory profiles and umbrella points (both resumable sweeps), saddle, agreement.
 
     ``theory_P_star``: the posterior theory's P* if already known (:func:`posterior_P_star`, scanned on its
-    fixed grid, so it does not depend on the measured grid).
+    fixed grid, so it does not depend on the measured grid).  ``trial``: the theory's trial (:data:`VERDICT_TRIALS`).
 
     Returns the report's ``predicted``, ``saddle``, ``measured`` and ``agreement`` records (see the module docstring).
     """
@@ -309,28 +327,41 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
     P_grid = [int(P) for P in P_grid]
     check_sampler_memory("umbrella", L, V, P_grid, settings, executor_workers(executor))
     if theory_P_star is None:
-        theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
+        theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000, trial=trial)
     divide = float(settings["divide"])
-    theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000, seed=seed)
-                      for P in P_grid]
+    theory_configs = [predicted_point_config(L, V, P, convention, divide, draws=theory_draws or 4000, seed=seed,
+                                             trial=trial) for P in P_grid]
     configs = [umbrella_point_config(L, V, P, convention, seed=seed, **settings) for P in P_grid]
     points = run_sweep(run_comparison_point, configs + theory_configs, os.path.join(out, "points"), executor=executor,
                        progress=progress, description="umbrella windows and posterior theory profiles",
                        cost=comparison_cost)
     results, theory_points = points[:len(configs)], points[len(configs):]
-    predicted = {"label": "posterior (mean-field bulk, gauge-correct Gaussian trial; reconstructed theory)", "P": P_grid, "P_star": theory_P_star,
-                 "divide": divide, "points": theory_points,
-                 "profiles": [point["profile"] for point in theory_points],
-                 "delta_F": [point["delta_F"] for point in theory_points],
-                 "delta_F_importance_sampled": [_importance_delta(point) for point in theory_points]}
+    predicted = predicted_record(P_grid, theory_P_star, divide, theory_points, trial)
     saddle = predicted_saddle("softmax", L, V, convention, min(P_grid) / 4, max(P_grid) * 4)
     measured = measured_free_energy(P_grid, results)
     measured["bulk"] = bulk_comparison(measured, predicted)
+    return {"predicted": predicted, "saddle": saddle, "measured": measured,
+            "agreement": judged_agreement(measured, predicted, saddle)}
+
+
+def predicted_record(P_grid, theory_P_star: float | None, divide: float, theory_points: list[dict[str, Any]],
+                     trial: str) -> dict[str, Any]:
+    """The report's ``predicted``: the theory profiles of :func:`run_predicted_point` along ``P_grid``, its P* and trial."""
+    return {"label": theory_label(trial), "trial": trial, "P": list(P_grid), "P_star": theory_P_star,
+            "divide": divide, "points": theory_points,
+            "profiles": [point["profile"] for point in theory_points],
+            "delta_F": [point["delta_F"] for point in theory_points],
+            "delta_F_importance_sampled": [_importance_delta(point) for point in theory_points]}
+
+
+def judged_agreement(measured: dict[str, Any], predicted: dict[str, Any], saddle: dict[str, Any]) -> dict[str, Any]:
+    """:func:`free_energy_agreement`, with the measured and the theory's P* over the saddle's where both exist."""
     agreement = free_energy_agreement(measured, predicted)
+    theory_P_star = predicted["P_star"]
     if measured["P_star"] is not None and saddle["P_star"]:
         agreement["posterior_over_saddle"] = {"measured": measured["P_star"]["value"] / saddle["P_star"],
                                               "theory": theory_P_star / saddle["P_star"] if theory_P_star else None}
-    return {"predicted": predicted, "saddle": saddle, "measured": measured, "agreement": agreement}
+    return agreement
 
 
 def _importance_delta(point: dict[str, Any]) -> dict[str, float] | None:

@@ -63,7 +63,7 @@ def _over_defaults(settings: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | None, method: str, convention,
                              settings: dict[str, Any], *, out: str, executor=None, seed: int = 0,
                              theory_draws: int | None = None, progress: bool = True,
-                             theory_P_star: float | None = None) -> dict[str, Any]:
+                             theory_P_star: float | None = None, trial: str = "gauge") -> dict[str, Any]:
     """Sample the posterior of the ``attention`` copy task at sizes ``L``, ``V`` on the grid ``P`` by ``method``
     and set it beside the posterior theory and the saddle.
 
@@ -73,6 +73,8 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
     results folder; ``executor``: the sweep's executor.  Returns the method's report: ``predicted``,
     ``saddle``, ``measured``, ``agreement`` and the method's own fields.  ``theory_P_star``: umbrella, the
     posterior theory's P* where a caller already has it (a run on another grid at the same sizes), else scanned.
+    ``trial``: umbrella, the posterior theory's trial
+    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`; the other methods have none).
     """
     from emergence.validation.copy_task import linear_posterior_sampling, posterior_free_energy, posterior_validation
 
@@ -80,7 +82,7 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
     if method == "umbrella":
         P_star = theory_P_star
         if P_star is None:
-            P_star = posterior_free_energy.posterior_P_star(L, V, convention, draws=theory_draws or 20_000)
+            P_star = posterior_free_energy.posterior_P_star(L, V, convention, draws=theory_draws or 20_000, trial=trial)
         if P is None:
             if P_star is None:
                 raise InvalidArgumentError("P", f"is needed: the posterior theory has no P* on [20, 20000] at L={L}, "
@@ -88,7 +90,7 @@ def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | 
             P = posterior_free_energy.default_P_grid(P_star)
         return posterior_free_energy.run_free_energy_validation(
             L, V, convention, list(P), _over_defaults(settings, FREE_ENERGY_DEFAULTS),
-            theory_draws=theory_draws, theory_P_star=P_star, **common)
+            theory_draws=theory_draws, theory_P_star=P_star, trial=trial, **common)
     grid = list(P or LINEAR_GRID)
     if method == "hmc":
         return linear_posterior_sampling.run_linear_hmc_validation(

@@ -20,6 +20,7 @@ def add_arguments(parser):
     from emergence.cli.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
+    from emergence.validation.copy_task.posterior_free_energy import VERDICT_TRIALS
     from emergence.validation.copy_task.posterior_methods import POSTERIOR_METHODS
 
     parser.add_argument("--attention", choices=("linear", "softmax"), required=True)
@@ -78,6 +79,16 @@ def add_arguments(parser):
     parser.add_argument("--theory-draws", type=integer(100), default=None,
                         help="Monte Carlo draws of the posterior theory (softmax: rows, default 20000 for P* and 4000 "
                              "per profile; linear: weight draws under the law, default 256)")
+    parser.add_argument("--trial", choices=tuple(VERDICT_TRIALS), default="gauge",
+                        help="softmax, umbrella: the posterior theory's trial, gauge (gauge-correct Gaussian) or block "
+                             "(KL-optimal per-block variances; default %(default)s)")
+    parser.add_argument("--from-record", nargs="+", default=None, metavar="FILE",
+                        help="softmax: judge saved umbrella validations (their JSON) against the theory of --trial "
+                             "without resampling; several files of one setting are merged point by point, a later "
+                             "file's point replacing an earlier one's at the same P")
+    parser.add_argument("--importance-draws", type=integer(0), default=0,
+                        help="--from-record: draws per mode of the importance-weighted diagnosis of the theory's "
+                             "trial (0 skips it; the verdict does not read it; default %(default)s)")
     parser.add_argument("--convention", default="", help="e.g. architecture=T,a=0,c=0,d=1,e=0 (model T defaults)")
     add_executor_arguments(parser, "P points")
     parser.add_argument("--json", default=None, type=output_file(".json", stdout=True),
@@ -315,15 +326,14 @@ def _print_replica_exchange(report) -> None:
 
 
 def run(args) -> int:
-    import sys
-
     from emergence.api import validate_posterior
     from emergence.base.errors import EmergenceError
-    from emergence.base.io import to_json_text, write_json_atomic
     from emergence.cli.commands.validate_copy_head import parse_P_grid
     from emergence.validation.copy_task.posterior_memory import check_posterior_memory
     from emergence.validation.copy_task.posterior_methods import posterior_method
 
+    if args.from_record is not None:
+        return _run_from_record(args)
     if args.study is not None:
         return _run_study(args)
     if args.per_size:
@@ -339,7 +349,16 @@ def run(args) -> int:
     _check_before_sampling(args, method)  # after the memory estimate: importing torch and ArviZ takes seconds
     report = validate_posterior(args.attention, args.L, args.V, grid, method=method, convention=args.convention,
                                 seed=args.seed, out=args.out, executor=args.executor, workers=args.workers,
-                                theory_draws=args.theory_draws, **settings).to_dict()
+                                theory_draws=args.theory_draws, trial=args.trial, **settings).to_dict()
+    return _write_report(args, method, report)
+
+
+def _write_report(args, method: str, report: dict) -> int:
+    """The plot, the JSON (a file or stdout) and, unless the JSON went to stdout, the method's table."""
+    import sys
+
+    from emergence.base.io import to_json_text, write_json_atomic
+
     if args.plot:
         _save_plot(args, method, report)
     if args.json == "-":
@@ -351,6 +370,40 @@ def run(args) -> int:
     if "cost" in report:
         _print_cost(report["cost"])
     return 0
+
+
+def _run_from_record(args) -> int:
+    """``--from-record``: saved umbrella measurements judged again with ``--trial`` (:func:`emergence.api.judge_posterior`)."""
+    from emergence.api import judge_posterior
+    from emergence.base.errors import EmergenceError
+
+    if args.attention != "softmax" or args.method not in (None, "umbrella") or args.P_grid or args.study is not None:
+        raise EmergenceError("--from-record judges softmax umbrella measurements on their own grid: use it with "
+                             "--attention softmax and without --P-grid, --study or another --method")
+    for path in args.from_record:
+        _check_record(path, args.L, args.V)
+    _check_before_sampling(args, "umbrella")
+    report = judge_posterior(args.from_record, trial=args.trial, theory_draws=args.theory_draws,
+                             importance_draws=args.importance_draws).to_dict()
+    if args.json != "-":
+        print(f"sampled part reused from {', '.join(args.from_record)} (not resampled); theory: "
+              f"{report['predicted']['label']}")
+    return _write_report(args, "umbrella", report)
+
+
+def _check_record(path: str, L: int | None, V: int) -> None:
+    """One line for a record that cannot be read, is no softmax umbrella validation, or was sampled at other sizes."""
+    from emergence.base.errors import EmergenceError
+    from emergence.base.io import read_json
+    from emergence.validation.copy_task.posterior_rejudge import record_setting
+
+    try:
+        setting = record_setting(read_json(path))
+    except OSError as error:
+        raise EmergenceError(f"--from-record {path}: cannot read it ({error.strerror})") from None
+    if setting["V"] != V or L not in (None, setting["L"]):
+        raise EmergenceError(f"--from-record {path} was sampled at L={setting['L']}, V={setting['V']}, not "
+                             f"{'' if L is None else f'L={L}, '}V={V}")
 
 
 def _run_study(args) -> int:
@@ -440,7 +493,8 @@ def _save_plot(args, method: str, report: dict) -> None:
     from emergence.report.figures import free_energy_figure, posterior_figure, save_figure
 
     figure = (free_energy_figure if method == "umbrella" else posterior_figure)(report)
-    figure.suptitle(f"posterior, {args.attention}, L={args.L}, V={args.V} (reconstructed theory)", fontsize=10)
+    figure.suptitle(f"posterior, {args.attention}, L={report['provenance']['config']['L']}, V={args.V} "
+                    "(reconstructed theory)", fontsize=10)
     save_figure(figure, args.plot)
 
 
