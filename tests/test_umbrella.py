@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+from emergence.validation.samplers.adaptation import adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings
 from emergence.validation.samplers.umbrella import free_energy_profile
 
 pytest.importorskip("pymbar", reason="umbrella sampling needs the bayes extra")
