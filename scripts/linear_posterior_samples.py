@@ -32,7 +32,8 @@ def sample(L: int, V: int, P: int, chains: int, warmup: int, draws: int, leapfro
     from emergence.validation.copy_task.models import CopyAttentionModel
     from emergence.validation.copy_task.training import measure_draw
     from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-    from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+    from emergence.validation.samplers.adaptation import adapt_and_sample
+    from emergence.validation.samplers.hmc import HMC, HMCSettings
 
     convention = CopyTaskConvention.parse("", attention="linear")
     data_seed = training_data_seed(seed, P)

@@ -68,7 +68,8 @@ def test_theory_profile_meets_its_constraint_and_its_minimum_is_the_mode():
 def test_readout_marginal_hmc_matches_the_joint_posterior_at_the_smallest_size():
     """HMC on S_r(W_QK) (readout integrated out) and on the joint U(W_QK, W): the same a_G moments."""
     from emergence.validation.samplers.diagnostics import mean_and_standard_error
-    from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+    from emergence.validation.samplers.adaptation import adapt_and_sample
+    from emergence.validation.samplers.hmc import HMC, HMCSettings
 
     L, V, P, chains = 4, 2, 6, 8
     batch = copy_task_batch([P] * chains, L, V, [5] * chains)

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from emergence.validation.samplers.diagnostics import mean_and_standard_error
-from emergence.validation.samplers.hmc import HMC, HMCSettings, StoppingRule, adapt_and_sample
+from emergence.validation.samplers.adaptation import StoppingRule, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings
 
 VARIANCES = torch.tensor([0.01, 1.0, 25.0], dtype=torch.float64)
 """An anisotropic Gaussian (condition number 2500): the step size alone cannot fit every direction."""
@@ -152,3 +153,37 @@ def test_a_stopping_rule_stops_at_its_first_look_that_holds_and_never_past_the_d
     assert _draws_taken(None) == 300
     with pytest.raises(ValueError, match="first >= 1"):
         StoppingRule(0, 25, after_150)
+
+
+PREVIOUS_CHAIN = [  # the last of 30 trajectories by the sampler before the kernel (it recomputed each start gradient)
+    ["-0x1.51113a300dd54p-4", "0x1.3aee831d4ba40p-1", "-0x1.d8dfa1555a28ep+2"],
+    ["0x1.4d05b033f734fp-5", "0x1.6bff5e3bd2950p-1", "-0x1.3301e3ccbe840p+2"],
+    ["-0x1.d8b7a7901bf27p-4", "0x1.ee22efe20f943p-2", "-0x1.575367d61a40cp+1"],
+    ["-0x1.b768b954cedbbp-4", "-0x1.840f0deb7b3cep-2", "0x1.55816cb3bcf9ep+1"],
+]
+
+
+def test_the_saved_gradient_leaves_the_chain_bit_for_bit_and_saves_one_gradient_per_trajectory():
+    """30 trajectories of 12 leapfrog steps from a fixed seed: the same draws, to the last bit, as the sampler that
+    recomputed the start gradient of every trajectory (it took 1 + 12 = 13 gradients a trajectory, 390 in all; the
+    kernel takes 12, plus one at init).  The potential is a quartic summed in a fixed order (elementwise operations
+    only), so the draws do not depend on a machine's reduction kernels."""
+    theta = torch.nn.Parameter(torch.randn(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+                               * VARIANCES.sqrt())
+    calls = []
+
+    def potential():
+        calls.append(1)
+        x = theta / VARIANCES.sqrt()
+        return 0.5 * (x[:, 0] ** 2 + x[:, 1] ** 2 + x[:, 2] ** 2) + 0.05 * (x[:, 0] ** 4 + x[:, 1] ** 4 + x[:, 2] ** 4)
+
+    sampler = HMC([theta], potential, HMCSettings(step_size=1.0, leapfrog_steps=12),
+                  inverse_mass=[VARIANCES.expand(4, 3).clone()], generator=torch.Generator().manual_seed(4))
+    state = sampler.init()
+    accepted = []
+    for _ in range(30):
+        state, info = sampler.step(state)
+        accepted.append(info.accepted)
+    assert [[value.hex() for value in row] for row in theta.detach().tolist()] == PREVIOUS_CHAIN
+    assert torch.stack(accepted).any() and not torch.stack(accepted).all()
+    assert len(calls) == 1 + 30 * 12  # the previous sampler: 30 * 13 = 390

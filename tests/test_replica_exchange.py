@@ -36,10 +36,10 @@ def right_mode_indicator(chains=128, rungs=4, hottest=10.0, burn_in=1000, draws=
     sampler = ReplicaExchange([x], lambda: double_well(x).sum(dim=1),
                               ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=5),
                               step_sizes=0.002 * temperatures.repeat(chains), generator=torch.Generator().manual_seed(seed))
-    sampler.run(burn_in)
+    state = sampler.run(sampler.init(), burn_in)
     records = []
     for _ in range(draws):
-        sampler.run(thin)
+        state = sampler.run(state, thin)
         records.append((x.detach()[sampler.cold_runs(), 0] > 0).double())
     return torch.stack(records, dim=1).numpy(), sampler.swap_acceptance()
 
@@ -77,10 +77,10 @@ def test_gaussian_potential_mean_and_variance_are_exact_on_every_rung():
     sampler = ReplicaExchange([x], lambda: (x**2 / (2 * variances)).sum(dim=1),
                               ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=3),
                               step_sizes=step, generator=torch.Generator().manual_seed(3))
-    sampler.run(300)
+    state = sampler.run(sampler.init(), 300)
     records = []
     for _ in range(300):
-        sampler.run(5)
+        state = sampler.run(state, 5)
         records.append(x.detach().clone().reshape(chains, rungs, 3))
     samples = torch.stack(records, dim=1).numpy()  # (chains, draws, rungs, 3)
     for k, T in enumerate(temperatures.tolist()):
@@ -101,7 +101,8 @@ def test_swaps_keep_the_product_law_on_a_ladder_of_copies():
     sampler = ReplicaExchange([x], lambda: (x**2).sum(dim=1),
                               ReplicaExchangeSettings((1.0, 1.0 + 1e-12, 1.0 + 2e-12), chains=2, swap_every=1),
                               step_sizes=1e-30)
-    sampler.swap()
+    state, moved = sampler.swap(sampler.init())
+    assert moved and torch.equal(state.tempered, (x.detach() ** 2).sum(dim=1))  # the state follows the swap
     assert sorted(x.detach()[:, 0].round().tolist()) == [0, 1, 2, 3, 4, 5]
     assert x.detach()[:, 0].round().tolist() == [1, 0, 2, 4, 3, 5]
     assert sampler.swap_acceptance()[0].item() == 1.0  # exact by design: accepted / proposed counts
@@ -126,10 +127,10 @@ def test_likelihood_tempering_samples_prior_times_tempered_likelihood():
     sampler = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(1), 2.0 * ((x - 1) ** 2).sum(1)),
                               ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=3),
                               step_sizes=0.01, generator=torch.Generator().manual_seed(5))
-    sampler.run(400)
+    state = sampler.run(sampler.init(), 400)
     records = []
     for _ in range(200):
-        sampler.run(5)
+        state = sampler.run(state, 5)
         records.append(x.detach().clone().reshape(chains, rungs))
     samples = torch.stack(records, dim=1).numpy()
     for k, T in enumerate(temperatures.tolist()):
@@ -144,3 +145,22 @@ def test_likelihood_tempering_samples_prior_times_tempered_likelihood():
 def test_a_ladder_without_the_target_temperature_is_rejected():
     with pytest.raises(ValueError):
         ReplicaExchangeSettings((1.5, 2.0), chains=2)
+
+
+def test_the_state_is_the_recomputed_one_and_each_move_takes_one_gradient():
+    """After every step (moves and swaps) the state's potentials and gradient equal a recomputation at the
+    parameters, bit for bit; a move takes one gradient and a swap round that moved a configuration one more."""
+    chains, temperatures = 4, geometric_ladder(3, 4.0)
+    x = torch.nn.Parameter(torch.randn(chains * 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    sampler = ReplicaExchange([x], lambda: (0.5 * (x**2).sum(1), ((x**2 - 1) ** 2).sum(1)),
+                              ReplicaExchangeSettings(temperatures.tolist(), chains, swap_every=2),
+                              step_sizes=0.05, generator=torch.Generator().manual_seed(1))
+    state = sampler.init()
+    taken, swapped = 1, 0
+    for _ in range(20):
+        state, info = sampler.step(state)
+        taken, swapped = taken + info.gradients, swapped + info.swapped
+        fresh = ReplicaExchange([x], sampler.potential, sampler.settings, step_sizes=0.05).init()
+        assert torch.equal(state.tempered, fresh.tempered) and torch.equal(state.untempered, fresh.untempered)
+        assert torch.equal(state.gradients[0], fresh.gradients[0])
+    assert swapped > 0 and sampler.gradient_evaluations == taken == 1 + 20 + swapped

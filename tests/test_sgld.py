@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emergence.validation.samplers.diagnostics import effective_sample_size, mean_and_standard_error
-from emergence.validation.samplers.sgld import SGLD
+from emergence.validation.samplers.sgld import SGLD, Langevin, SGLDSettings
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -98,6 +98,46 @@ def test_gaussian_potential_samples_the_exact_posterior():
     # discretisation bias of the variance is ~ lr*h/4 <= 0.2 %, well under one standard error
     assert max(abs(z) for z in z_scores) < 4.0, z_scores
     assert effective_sample_size(x[..., 0]) > 1000
+
+
+def test_the_kernel_and_the_optimiser_are_one_update():
+    """The Langevin kernel (its state keeps the gradient) and the optimiser (``p.grad`` from ``backward``) move the
+    same chains to the same bits, every setting on; the kernel takes one gradient per step, plus one at init."""
+    settings = dict(noise_level=0.7, weight_decay=0.3, localization=2.0, nbeta=5.0)
+    lr = torch.tensor([0.001, 0.01, 0.02], dtype=torch.float64).reshape(3, 1)
+    start = torch.randn(3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    w_optimiser, w_kernel = torch.nn.Parameter(start.clone()), torch.nn.Parameter(start.clone())
+    optimiser = SGLD([w_optimiser], lr=lr, generator=torch.Generator().manual_seed(9), **settings)
+    calls = []
+
+    def quartic(w):
+        return ((w - 0.5) ** 4).sum(-1)
+
+    def counted():
+        calls.append(1)
+        return quartic(w_kernel)
+
+    kernel = Langevin([w_kernel], counted, SGLDSettings(**settings), lr, generator=torch.Generator().manual_seed(9))
+    state = kernel.init()
+    for _ in range(40):
+        optimiser.zero_grad()
+        quartic(w_optimiser).sum().backward()
+        optimiser.step()
+        state, info = kernel.step(state)
+    assert torch.equal(w_optimiser, w_kernel)
+    assert torch.equal(state.potential, quartic(w_kernel).detach())
+    assert len(calls) == 1 + 40 and info.gradients == 1
+
+
+@pytest.mark.parametrize("bad", [{"noise_level": -1.0}, {"noise_level": math.nan}, {"nbeta": 0.0},
+                                 {"weight_decay": math.inf}])
+def test_settings_refuse_values_that_cannot_run(bad):
+    with pytest.raises(ValueError):
+        SGLDSettings(**bad)
+    with pytest.raises(ValueError):
+        SGLD([torch.nn.Parameter(torch.zeros(2))], lr=0.1, **bad)
+    with pytest.raises(ValueError, match="positive step size"):
+        SGLD([torch.nn.Parameter(torch.zeros(2))], lr=0.0)
 
 
 def test_effective_sample_size_of_an_ar1_chain():

@@ -9,7 +9,8 @@ import torch
 
 from emergence.validation.samplers import window_exchange
 from emergence.validation.samplers.diagnostics import rhat_and_bulk_ess
-from emergence.validation.samplers.hmc import HMC, HMCSettings, adapt_and_sample
+from emergence.validation.samplers.adaptation import adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings
 from emergence.validation.samplers.umbrella import free_energy_profile
 from emergence.validation.samplers.window_exchange import WindowExchange, WindowExchangeSettings
 from emergence.validation.samplers.window_placement import PlacementSettings, place_windows, refine_windows

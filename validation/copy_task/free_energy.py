@@ -55,7 +55,8 @@ from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.models import CopyAttentionModel
 from emergence.validation.copy_task.training import measure_draw
 from emergence.validation.samplers.diagnostics import mean_and_standard_error, rhat_and_bulk_ess
-from emergence.validation.samplers.hmc import HMC, HMCSettings, StoppingRule, adapt_and_sample
+from emergence.validation.samplers.adaptation import StoppingRule, adapt_and_sample
+from emergence.validation.samplers.hmc import HMC, HMCSettings
 from emergence.validation.samplers.umbrella import free_energy_profile
 from emergence.validation.samplers.window_exchange import WindowExchange, WindowExchangeSettings
 from emergence.validation.samplers.window_placement import PlacementSettings, place_windows
@@ -184,7 +185,7 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
     """One HMC pass of every window ``centres (K,)`` and chain of ``config``, batched; with window exchange every
     ``exchange_every`` trajectories (0: none; softmax with two or more windows only).
 
-    Returns ``samples`` (:func:`~emergence.validation.samplers.hmc.adapt_and_sample`'s record), ``cost``, ``gradient``
+    Returns ``samples`` (:func:`~emergence.validation.samplers.adaptation.adapt_and_sample`'s record), ``cost``, ``gradient``
     (the gradient path), ``gradients`` (the sampler's gradient evaluations: ``leapfrog`` per trajectory, plus one at
     the start and one after every exchange that moved a configuration) and ``swap_acceptance`` (per neighbour pair,
     ``None`` without exchange).

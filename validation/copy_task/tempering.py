@@ -81,10 +81,11 @@ def sample_replica_exchange(
     sampler = ReplicaExchange(parameters, split_potential, settings, step_sizes, generator=generator)
     cold = sampler.cold_runs().to(model.readout.device)
     records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDED}
+    state = sampler.init()
     for step in range(burn_in + draws * thin):
-        energy = sampler.move()
         if step % 200 == 0:
-            _check_finite(energy, "replica exchange")
+            _check_finite(state.potential, "replica exchange")
+        state, _ = sampler.step(state)
         if step >= burn_in and (step - burn_in) % thin == thin - 1:
             for key, value in measure_draw(model, batch, evaluation, objective, "replica exchange").items():
                 records[key].append(value[cold])

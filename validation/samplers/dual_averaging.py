@@ -1,7 +1,7 @@
 r"""Step-size adaptation by Nesterov dual averaging, per chain (Hoffman & Gelman 2014, Stan's constants).
 
 :class:`DualAveraging` tunes :math:`\ln\epsilon` of every chain so that its mean acceptance approaches the
-target :math:`\delta`; :func:`~emergence.validation.samplers.hmc.adapt_and_sample` runs it in the warm-up.
+target :math:`\delta`; :func:`~emergence.validation.samplers.adaptation.adapt_and_sample` runs it in the warm-up.
 
 >>> adaptation = DualAveraging(torch.tensor([0.1, 0.1]))
 >>> step = adaptation.update(torch.tensor([1.0, 0.0]))  # accepted everything: larger; nothing: smaller

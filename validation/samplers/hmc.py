@@ -5,9 +5,9 @@ leapfrog discretisation bias that SGLD keeps).  Its settings are a frozen :class
 (:class:`HMCState`) carries the potential and its gradient at the current positions, so a trajectory starts
 from the gradient the previous one ended with and costs ``leapfrog_steps`` gradients, not one more; each
 :meth:`HMC.step` returns the new state and an :class:`HMCInfo` (acceptance, energy error).  The integrator is
-:func:`~emergence.validation.samplers.leapfrog.leapfrog`; :func:`adapt_and_sample` adds the warm-up that tunes
-each chain's step size (:class:`~emergence.validation.samplers.dual_averaging.DualAveraging`, target acceptance
-0.8) and diagonal mass matrix (the draws' variances), as Stan's windowed adaptation does.
+:func:`~emergence.validation.samplers.leapfrog.leapfrog`; the warm-up that tunes each chain's step size and
+diagonal mass matrix drives this kernel from outside
+(:func:`~emergence.validation.samplers.adaptation.adapt_and_sample`).
 
 Batched chains: every parameter has a leading chain axis ``(R, ...)`` and the potential returns the potentials
 ``(R,)`` of ``R`` independent chains (their sum's gradient is each chain's own gradient), so chains and umbrella
@@ -33,8 +33,6 @@ from dataclasses import dataclass
 
 import torch
 
-from emergence.base.progress import report_steps
-from emergence.validation.samplers.dual_averaging import DualAveraging
 from emergence.validation.samplers.leapfrog import leapfrog, per_chain, potential_and_gradient
 
 
@@ -151,95 +149,3 @@ class HMC:
                         tuple(torch.where(per_chain(rejected, g), g_0, g) for g_0, g in zip(state.gradients, gradients)))
         info = HMCInfo(log_accept.exp(), ~rejected, end_energy - start_energy, self.settings.leapfrog_steps)
         return kept, info
-
-
-def _after(sampler: HMC, state: HMCState, after_trajectory: Callable[[], bool] | None) -> HMCState:
-    """The state after the hook: recomputed (one gradient) where the hook moved the parameters."""
-    if after_trajectory is not None and after_trajectory():
-        return sampler.init()
-    return state
-
-
-def _warm_up(sampler: HMC, state: HMCState, warmup: int, total: int,
-             after_trajectory: Callable[[], bool] | None) -> HMCState:
-    r"""Stan's three warm-up stages (:func:`adapt_and_sample`); sets the sampler's step size and inverse mass."""
-    first, last = int(0.15 * warmup), int(0.1 * warmup)
-    target = sampler.settings.target_acceptance
-    adaptation = DualAveraging(sampler.step_size.clone(), target)
-    sums = [torch.zeros_like(p) for p in sampler.parameters]
-    squares = [torch.zeros_like(p) for p in sampler.parameters]
-    collected = 0
-    for t in range(warmup):
-        report_steps(t, total)
-        state, info = sampler.step(state)
-        state = _after(sampler, state, after_trajectory)
-        sampler.step_size = adaptation.update(info.acceptance_probability)
-        if first <= t < warmup - last:
-            collected += 1
-            for s, q, p in zip(sums, squares, sampler.parameters):
-                s += p.detach()
-                q += p.detach() ** 2
-        if t == warmup - last - 1 and collected > 1:
-            n = collected
-            sampler.inverse_mass = [n / (n + 5) * (q - s * s / n) / (n - 1) + 1e-3 * 5 / (n + 5)
-                                    for s, q in zip(sums, squares)]
-            adaptation = DualAveraging(adaptation.final, target)
-    if warmup:
-        sampler.step_size = adaptation.final
-    return state
-
-
-@dataclass(frozen=True)
-class StoppingRule:
-    """When :func:`adapt_and_sample` may stop before its ``draws``: after ``first`` draws and then every ``block``
-    draws it stacks what was recorded so far (``(R, n)`` per key) and stops if ``met(recorded)`` holds; otherwise it
-    draws on, to ``draws`` at most.  A rule that never holds leaves the run as long as without one."""
-
-    first: int
-    block: int
-    met: Callable[[dict[str, torch.Tensor]], bool]
-
-    def __post_init__(self):
-        if self.first < 1 or self.block < 1:
-            raise ValueError(f"a stopping rule needs first >= 1 and block >= 1 draws, got {self.first}, {self.block}")
-
-    def looks_at(self, recorded: int) -> bool:
-        """Whether the rule is checked after ``recorded`` draws."""
-        return recorded >= self.first and (recorded - self.first) % self.block == 0
-
-
-def _stacked(records: dict[str, list[torch.Tensor]]) -> dict[str, torch.Tensor]:
-    return {key: torch.stack(values, dim=1) for key, values in records.items()}
-
-
-def adapt_and_sample(sampler: HMC, warmup: int, draws: int, record: Callable[[], dict[str, torch.Tensor]],
-                     after_trajectory: Callable[[], bool] | None = None,
-                     stop: StoppingRule | None = None) -> dict[str, torch.Tensor]:
-    r"""Warm up (step size and diagonal mass), then take ``draws`` trajectories and ``record()`` after each
-    (fewer where ``stop``, a :class:`StoppingRule`, holds at one of its looks).
-
-    Warm-up in Stan's three stages: the first 15 % adapts :math:`\epsilon` only (dual averaging); the middle
-    75 % ends by setting each chain's inverse mass to the variance of its draws in that stage,
-    shrunk towards :math:`10^{-3}` as Stan does, :math:`\frac{n}{n+5}\widehat{\rm var} + 10^{-3}\frac{5}{n+5}`;
-    the last 10 % re-adapts :math:`\epsilon` for that mass.  Returns the recorded values stacked as
-    ``(R, n)`` (``n`` the draws taken: ``draws``, or fewer where ``stop`` held) plus ``"acceptance"`` and the final ``"step_size"`` ``(R,)``.  ``after_trajectory()``, if given,
-    runs after every trajectory (warm-up and draws, before the draw is recorded) and returns whether it moved the
-    parameters (then the state is recomputed): the window exchange of
-    :class:`~emergence.validation.samplers.window_exchange.WindowExchange`.
-    """
-    state = _warm_up(sampler, sampler.init(), warmup, warmup + draws, after_trajectory)
-    records: dict[str, list[torch.Tensor]] = {}
-    acceptances = []
-    for t in range(draws):
-        report_steps(warmup + t, warmup + draws)
-        state, info = sampler.step(state)
-        acceptances.append(info.acceptance_probability)
-        state = _after(sampler, state, after_trajectory)
-        for key, value in record().items():
-            records.setdefault(key, []).append(value.detach())
-        if stop is not None and t + 1 < draws and stop.looks_at(t + 1) and stop.met(_stacked(records)):
-            break
-    stacked = _stacked(records)
-    stacked["acceptance"] = torch.stack(acceptances, dim=1)
-    stacked["step_size"] = sampler.step_size.clone()
-    return stacked

@@ -88,7 +88,7 @@ class WindowExchange:
     r"""Even/odd neighbour swaps of configurations between umbrella windows (module docstring).
 
     ``parameters``: tensors with a leading run axis of ``K * chains`` (window-major); ``collective()``
-    returns :math:`\xi` of every run, ``(K * chains,)``; ``settings`` the windows' biases, chains and period.  :meth:`after_trajectory` is the hook :func:`~emergence.validation.samplers.hmc.adapt_and_sample`
+    returns :math:`\xi` of every run, ``(K * chains,)``; ``settings`` the windows' biases, chains and period.  :meth:`after_trajectory` is the hook :func:`~emergence.validation.samplers.adaptation.adapt_and_sample`
     calls after every trajectory (it returns whether a configuration moved); :meth:`acceptance` is the accepted fraction per pair, ``(K-1,)``.
     """
 
