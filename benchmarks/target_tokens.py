@@ -58,10 +58,10 @@ def sweep_rows(rounds: int = 5) -> list[str]:
     convention, (counts, seeds) = CopyTaskConvention(attention="softmax"), sweep_runs()
     sides = {}
     for path in PATHS:
-        with _targets_as(path):
+        with _targets_as(path):  # the first step lays the data out in groups, reading target_tokens
             batched = training_stepper(counts, seeds, convention, adam)
             loop = [training_stepper([c], [s], convention, adam) for c, s in zip(counts, seeds)]
-        batched(), [step() for step in loop]
+            batched(), [step() for step in loop]
         sides[path] = (batched, lambda loop=loop: [step() for step in loop])
     times = {path: [] for path in PATHS}
     for _ in range(rounds):
@@ -83,6 +83,7 @@ def gradient_rows(rounds: int = 7) -> list[str]:
     for path in PATHS:
         with _targets_as(path):
             calls[path] = gradient_call(8, 272, 20, True)
+            calls[path]()
     calls["autograd"] = gradient_call(8, 272, 20, False)
     times = {name: [] for name in calls}
     for _ in range(rounds):
