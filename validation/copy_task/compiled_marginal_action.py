@@ -35,15 +35,19 @@ GRADIENT_ENVIRONMENT = "EMERGENCE_MARGINAL_GRADIENT"
 _kernels: dict = {}
 
 
-def work_per_query(L: int, V: int) -> tuple[int, int]:
+def work_per_query(L: int, V: int, token_targets: bool = True) -> tuple[int, int]:
     """(flops, bytes) per query of one forward and backward of the loops and the two batched products, a model
     (not a count): forward :math:`k + 4V^2 + 7V` flops (key sums, softmax, :math:`C` and :math:`B`), backward
     :math:`4V^2 + 10V + k + L` (the key part summed by query position and token), with :math:`k = 2VL` against
     the one-hot key rows or :math:`k = L` scattered (:func:`scatters_keys`); :math:`48V + 48` bytes (the saved
     design written once and read twice, normaliser and :math:`A_{\\ell,\\ell-1}` written once and read once,
-    targets read three times, tokens by both passes).  The per-run head is not counted."""
+    targets read three times, tokens by both passes).  With ``token_targets`` (raw targets, :func:`kernels`)
+    the backward's :math:`Y G_Y` is a row, :math:`V` flops instead of :math:`2V^2`, and the targets are read
+    once (by the product for :math:`B`) and their tokens by both passes: :math:`32V + 64` bytes.  The per-run
+    head is not counted."""
     keys = L if scatters_keys(L, V) else 2 * V * L
-    return keys + 4 * V * V + 7 * V + 4 * V * V + 10 * V + keys + L, 48 * V + 48
+    flops = keys + 4 * V * V + 7 * V + 4 * V * V + 10 * V + keys + L
+    return (flops - 2 * V * V + V, 32 * V + 64) if token_targets else (flops, 48 * V + 48)
 
 
 def compiled_action_available() -> bool:
@@ -70,7 +74,7 @@ def kernels(V: int, scatter_keys: bool = False, token_targets: bool = False):
     removed); returns ``(forward_pass, backward_pass, readout_head)``.  With ``token_targets`` the loops read each
     query's target as a token (``target_tokens``, -1 for a zero row:
     :meth:`~emergence.validation.copy_task.data.CopyTaskBatch.target_tokens`) instead of its row of ``targets``:
-    :math:`\|y\|^2` is 1 or 0 and :math:`y\,G_Y` is row :math:`t` of :math:`G_Y`, so neither pass streams the
+    :math:`\\|y\\|^2` is 1 or 0 and :math:`y\\,G_Y` is row :math:`t` of :math:`G_Y`, so neither pass streams the
     ``(R_g, P, L, V)`` targets (measured 2 ms of 14 at L = 32, V = 8, 64 runs; thread time, 2026-12-06).  Numba caches the machine code on disk (``cache=True``,
     keyed by the source and the closure's constants), so a fresh worker process loads the loops in under a second
     instead of compiling them again (15 s on the quiet development machine, 54 s at load 6)."""
@@ -85,6 +89,28 @@ def kernels(V: int, scatter_keys: bool = False, token_targets: bool = False):
         for v in range(V):
             for k in range(x.shape[0]):
                 keys[v, k] = 1.0 if x[k] == v else 0.0
+
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True, inline="always")
+    def design_gradient_row(phi, targets, target_tokens, g, m, i, of_phi, of_y, phi_gradient):
+        """Fill ``phi_gradient (V,)`` with query ``(g, m, i)``'s row of :math:`\\Phi` ``of_phi`` :math:`- Y` ``of_y``
+        (:math:`\\bar\\Phi / \\bar S`): a row of ``of_phi`` at a time (vectorised over v), less row :math:`t` of
+        ``of_y`` with ``token_targets``, else less the target row's combination of the rows of ``of_y``."""
+        phi_gradient[:] = 0.0
+        if token_targets:
+            for w in range(V):
+                phi_w = phi[w]
+                for v in range(V):
+                    phi_gradient[v] += phi_w * of_phi[w, v]
+            t = target_tokens[g, m, i]
+            if t >= 0:
+                for v in range(V):
+                    phi_gradient[v] -= of_y[t, v]
+        else:
+            y = targets[g, m, i]
+            for w in range(V):
+                phi_w, y_w = phi[w], y[w]
+                for v in range(V):
+                    phi_gradient[v] += phi_w * of_phi[w, v] - y_w * of_y[w, v]
 
     @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True)
     def forward_pass(runs, tokens, targets, target_tokens, by_key_token, by_key_position, design, normaliser, previous,
@@ -168,22 +194,7 @@ def kernels(V: int, scatter_keys: bool = False, token_targets: bool = False):
                     token_weights = by_key_token[r, u, i]
                     phi = design[g, m, i]
                     weighted_previous = previous_gradient[r] * previous[g, m, i]
-                    phi_gradient[:] = 0.0
-                    if token_targets:  # Phi-bar's row: a row of of_phi at a time (vectorised over v), less row t of of_y
-                        for w in range(V):
-                            phi_w = phi[w]
-                            for v in range(V):
-                                phi_gradient[v] += phi_w * of_phi[w, v]
-                        t = target_tokens[g, m, i]
-                        if t >= 0:
-                            for v in range(V):
-                                phi_gradient[v] -= of_y[t, v]
-                    else:  # a row of of_phi and of of_y at a time
-                        y = targets[g, m, i]
-                        for w in range(V):
-                            phi_w, y_w = phi[w], y[w]
-                            for v in range(V):
-                                phi_gradient[v] += phi_w * of_phi[w, v] - y_w * of_y[w, v]
+                    design_gradient_row(phi, targets, target_tokens, g, m, i, of_phi, of_y, phi_gradient)
                     projected = weighted_previous
                     for v in range(V):
                         projected += phi[v] * phi_gradient[v]
