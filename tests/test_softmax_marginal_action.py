@@ -83,8 +83,8 @@ def _planted_occam(monkeypatch):
     """V -> V + 1 in the Occam term's coefficient of the head's backward (the action unchanged)."""
     correct = softmax_marginal_action.kernels
 
-    def planted(V, scatter_keys):
-        forward_pass, backward_pass, readout_head = correct(V, scatter_keys)
+    def planted(V, scatter_keys, token_targets):
+        forward_pass, backward_pass, readout_head = correct(V, scatter_keys, token_targets)
 
         def more_occam(C, B, D, beta, epsilon, action, of_design, of_targets):
             readout_head(C, B, D, beta, epsilon, action, of_design, of_targets)
@@ -99,8 +99,8 @@ def _planted_previous(monkeypatch):
     """a_G's 1/(PL) doubled in the compiled backward (the forward's a_G unchanged)."""
     correct = softmax_marginal_action.kernels
 
-    def planted(V, scatter_keys):
-        forward_pass, backward_pass, readout_head = correct(V, scatter_keys)
+    def planted(V, scatter_keys, token_targets):
+        forward_pass, backward_pass, readout_head = correct(V, scatter_keys, token_targets)
 
         def doubled(*arguments):
             arguments = list(arguments)
@@ -112,7 +112,23 @@ def _planted_previous(monkeypatch):
     monkeypatch.setattr(softmax_marginal_action, "kernels", planted)
 
 
-@pytest.mark.parametrize("plant", [_planted_occam, _planted_previous])
+def _planted_target_token(monkeypatch):
+    """Each target token moved to the next token (mod V) in the compiled backward (the forward's targets unchanged)."""
+    correct = softmax_marginal_action.kernels
+
+    def planted(V, scatter_keys, token_targets):
+        assert token_targets  # raw targets: the loops read them as tokens
+        forward_pass, backward_pass, readout_head = correct(V, scatter_keys, token_targets)
+
+        def moved(runs, tokens, targets, target_tokens, *rest):
+            backward_pass(runs, tokens, targets, np.where(target_tokens >= 0, (target_tokens + 1) % V, -1), *rest)
+
+        return forward_pass, moved, readout_head
+
+    monkeypatch.setattr(softmax_marginal_action, "kernels", planted)
+
+
+@pytest.mark.parametrize("plant", [_planted_occam, _planted_previous, _planted_target_token])
 def test_a_planted_coefficient_change_fails_the_comparison(monkeypatch, plant):
     (compiled, oracle), batch, generator = _pair(8, 4, [20, 25], 11)
     action_weight = torch.randn(2, generator=generator, dtype=torch.float64)
@@ -153,3 +169,26 @@ def test_the_gpu_gradient_of_the_sampler_potential_is_the_compiled_cpu_one(dtype
     expected = gradient_call(8, 120, 6, compiled=True)()
     found = gradient_call(8, 120, 6, compiled=False, device="cuda", dtype=dtype)().cpu()
     assert _agrees(found, expected, dtype)
+
+
+@pytest.mark.parametrize("shift", ["cyclic", "open"])
+def test_targets_read_as_tokens_give_the_dense_targets_result(shift):
+    """Raw targets: the loops that read each target as its token (``token_targets``) against the same loops reading
+    the targets' rows, action, a_G and gradient within 4 rounding units (Phi-bar's row sums its terms in another
+    order: the gradients differ by at most 0.7 units of the largest entry at L = 8-32, V = 4-8, P up to 650; the action
+    and a_G are equal bit for bit)."""
+    convention = CopyTaskConvention(attention="softmax", shift=shift)
+    results = []
+    for tokens in (True, False):
+        batch = copy_task_batch([9, 14], 16, 4, [5, 6], convention.shift, convention.targets)
+        if not tokens:
+            batch._target_tokens = (None,)  # as if the targets were not one-hot: the loops read their rows
+        model = CopyAttentionModel(2, 16, 4, convention)
+        with torch.no_grad():
+            model.logit_weights.copy_(torch.randn(model.logit_weights.shape, generator=torch.Generator().manual_seed(2),
+                                                  dtype=torch.float64))
+        assert (batch.run_major_groups(cache_blocks=False)[0].target_tokens is not None) == tokens
+        results.append(_potential_and_gradient(model, batch, torch.tensor([0.7, -1.3], dtype=torch.float64),
+                                               torch.tensor([20.0, 5.0], dtype=torch.float64)))
+    for found, expected in zip(*results):
+        assert _agrees(found, expected, units=4)

@@ -35,15 +35,19 @@ GRADIENT_ENVIRONMENT = "EMERGENCE_MARGINAL_GRADIENT"
 _kernels: dict = {}
 
 
-def work_per_query(L: int, V: int) -> tuple[int, int]:
+def work_per_query(L: int, V: int, token_targets: bool = True) -> tuple[int, int]:
     """(flops, bytes) per query of one forward and backward of the loops and the two batched products, a model
     (not a count): forward :math:`k + 4V^2 + 7V` flops (key sums, softmax, :math:`C` and :math:`B`), backward
     :math:`4V^2 + 10V + k + L` (the key part summed by query position and token), with :math:`k = 2VL` against
     the one-hot key rows or :math:`k = L` scattered (:func:`scatters_keys`); :math:`48V + 48` bytes (the saved
     design written once and read twice, normaliser and :math:`A_{\\ell,\\ell-1}` written once and read once,
-    targets read three times, tokens by both passes).  The per-run head is not counted."""
+    targets read three times, tokens by both passes).  With ``token_targets`` (raw targets, :func:`kernels`)
+    the backward's :math:`Y G_Y` is a row, :math:`V` flops instead of :math:`2V^2`, and the targets are read
+    once (by the product for :math:`B`) and their tokens by both passes: :math:`32V + 64` bytes.  The per-run
+    head is not counted."""
     keys = L if scatters_keys(L, V) else 2 * V * L
-    return keys + 4 * V * V + 7 * V + 4 * V * V + 10 * V + keys + L, 48 * V + 48
+    flops = keys + 4 * V * V + 7 * V + 4 * V * V + 10 * V + keys + L
+    return (flops - 2 * V * V + V, 32 * V + 64) if token_targets else (flops, 48 * V + 48)
 
 
 def compiled_action_available() -> bool:
@@ -64,14 +68,18 @@ def scatters_keys(L: int, V: int) -> bool:
     return L <= 2 * V or V >= 8
 
 
-def kernels(V: int, scatter_keys: bool = False):
-    """The two loops for vocabulary ``V``, compiled on first use with ``V`` and ``scatter_keys``
-    (:func:`scatters_keys`) constants (the loops over ``V`` unrolled, the other key-sum branch removed);
-    returns ``(forward_pass, backward_pass, readout_head)``.  Numba caches the machine code on disk (``cache=True``,
+def kernels(V: int, scatter_keys: bool = False, token_targets: bool = False):
+    """The two loops for vocabulary ``V``, compiled on first use with ``V``, ``scatter_keys``
+    (:func:`scatters_keys`) and ``token_targets`` constants (the loops over ``V`` unrolled, the other branches
+    removed); returns ``(forward_pass, backward_pass, readout_head)``.  With ``token_targets`` the loops read each
+    query's target as a token (``target_tokens``, -1 for a zero row:
+    :meth:`~emergence.validation.copy_task.data.CopyTaskBatch.target_tokens`) instead of its row of ``targets``:
+    :math:`\\|y\\|^2` is 1 or 0 and :math:`y\\,G_Y` is row :math:`t` of :math:`G_Y`, so neither pass streams the
+    ``(R_g, P, L, V)`` targets (measured 2 ms of 14 at L = 32, V = 8, 64 runs; thread time, 2026-12-06).  Numba caches the machine code on disk (``cache=True``,
     keyed by the source and the closure's constants), so a fresh worker process loads the loops in under a second
     instead of compiling them again (15 s on the quiet development machine, 54 s at load 6)."""
-    if (V, scatter_keys) in _kernels:
-        return _kernels[V, scatter_keys]
+    if (V, scatter_keys, token_targets) in _kernels:
+        return _kernels[V, scatter_keys, token_targets]
     import numba
     import numpy as np
 
@@ -82,11 +90,34 @@ def kernels(V: int, scatter_keys: bool = False):
             for k in range(x.shape[0]):
                 keys[v, k] = 1.0 if x[k] == v else 0.0
 
+    @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True, inline="always")
+    def design_gradient_row(phi, targets, target_tokens, g, m, i, of_phi, of_y, phi_gradient):
+        """Fill ``phi_gradient (V,)`` with query ``(g, m, i)``'s row of :math:`\\Phi` ``of_phi`` :math:`- Y` ``of_y``
+        (:math:`\\bar\\Phi / \\bar S`): a row of ``of_phi`` at a time (vectorised over v), less row :math:`t` of
+        ``of_y`` with ``token_targets``, else less the target row's combination of the rows of ``of_y``."""
+        phi_gradient[:] = 0.0
+        if token_targets:
+            for w in range(V):
+                phi_w = phi[w]
+                for v in range(V):
+                    phi_gradient[v] += phi_w * of_phi[w, v]
+            t = target_tokens[g, m, i]
+            if t >= 0:
+                for v in range(V):
+                    phi_gradient[v] -= of_y[t, v]
+        else:
+            y = targets[g, m, i]
+            for w in range(V):
+                phi_w, y_w = phi[w], y[w]
+                for v in range(V):
+                    phi_gradient[v] += phi_w * of_phi[w, v] - y_w * of_y[w, v]
+
     @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True)
-    def forward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, D,
-                     previous_sum):
+    def forward_pass(runs, tokens, targets, target_tokens, by_key_token, by_key_position, design, normaliser, previous,
+                     D, previous_sum):
         """Fill ``design (R_g, P, L, V)``, ``normaliser`` and ``previous (R_g, P, L)`` of the group's ``runs`` and add
-        their ``D`` and ``previous_sum (R,)``; the query tables of all runs ``by_key_token[r, u, i, v]`` :math:`= e_a[v]`
+        their ``D`` and ``previous_sum (R,)`` (the targets ``targets (R_g, P, L, V)``, or ``target_tokens (R_g, P, L)``
+        with ``token_targets``); the query tables of all runs ``by_key_token[r, u, i, v]`` :math:`= e_a[v]`
         and ``by_key_position[r, u, i, k]`` :math:`= e_b[k]` (query position i, key position k).  The key sums
         :math:`K_v` run over all keys: each key's weight added to its token's sum (``scatter_keys``), or dot
         products with the sequence's one-hot rows ``keys[v, k]`` (contiguous, vectorised)."""
@@ -103,7 +134,7 @@ def kernels(V: int, scatter_keys: bool = False):
                 for i in range(L):
                     u = x[i]
                     token_weights, weights = by_key_token[r, u, i], by_key_position[r, u, i]
-                    phi, y = design[g, m, i], targets[g, m, i]
+                    phi = design[g, m, i]
                     if scatter_keys:
                         for v in range(V):
                             key_sums[v] = 0.0
@@ -119,7 +150,12 @@ def kernels(V: int, scatter_keys: bool = False):
                     for v in range(V):
                         phi[v] = token_weights[v] * key_sums[v]
                         total += phi[v]
-                        squares += y[v] * y[v]
+                    if token_targets:
+                        squares += 1.0 if target_tokens[g, m, i] >= 0 else 0.0
+                    else:
+                        y = targets[g, m, i]
+                        for v in range(V):
+                            squares += y[v] * y[v]
                     inverse = 1.0 / total
                     for v in range(V):
                         phi[v] *= inverse
@@ -130,8 +166,8 @@ def kernels(V: int, scatter_keys: bool = False):
             previous_sum[r] += previous_total
 
     @numba.njit(nogil=True, error_model="numpy", fastmath={"reassoc", "contract"}, cache=True)
-    def backward_pass(runs, tokens, targets, by_key_token, by_key_position, design, normaliser, previous, of_design,
-                      of_targets, action_gradient, previous_gradient, gradient):
+    def backward_pass(runs, tokens, targets, target_tokens, by_key_token, by_key_position, design, normaliser, previous,
+                      of_design, of_targets, action_gradient, previous_gradient, gradient):
         """Add :math:`\\bar W` of the group's ``runs`` to ``gradient (R, V+L, V+L)``, from
         :math:`\\bar\\Phi = \\bar S(\\Phi\\,` ``of_design`` :math:`- Y` ``of_targets`` :math:`)` (``(R, V, V)`` each,
         ``action_gradient`` :math:`\\bar S` ``(R,)``) and :math:`\\bar p` ``previous_gradient (R,)``.
@@ -156,13 +192,9 @@ def kernels(V: int, scatter_keys: bool = False):
                 for i in range(L):
                     u = x[i]
                     token_weights = by_key_token[r, u, i]
-                    phi, y = design[g, m, i], targets[g, m, i]
+                    phi = design[g, m, i]
                     weighted_previous = previous_gradient[r] * previous[g, m, i]
-                    phi_gradient[:] = 0.0
-                    for w in range(V):  # Phi-bar's row, a row of of_phi and of of_y at a time (vectorised over v)
-                        phi_w, y_w = phi[w], y[w]
-                        for v in range(V):
-                            phi_gradient[v] += phi_w * of_phi[w, v] - y_w * of_y[w, v]
+                    design_gradient_row(phi, targets, target_tokens, g, m, i, of_phi, of_y, phi_gradient)
                     projected = weighted_previous
                     for v in range(V):
                         projected += phi[v] * phi_gradient[v]
@@ -260,5 +292,5 @@ def kernels(V: int, scatter_keys: bool = False):
                     of_design[r, a, b] = beta * entry + V * epsilon * M_inverse[a, b]
                     of_targets[r, a, b] = beta * readout[b, a]
 
-    _kernels[V, scatter_keys] = (forward_pass, backward_pass, readout_head)
-    return _kernels[V, scatter_keys]
+    _kernels[V, scatter_keys, token_targets] = (forward_pass, backward_pass, readout_head)
+    return _kernels[V, scatter_keys, token_targets]

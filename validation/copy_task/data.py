@@ -43,7 +43,8 @@ class RunMajorGroup:
 
     ``runs (R_g,)`` are their run ids, ``sequences (R_g, P_g)`` the rows of the ragged batch that
     hold each run's sequences, and ``one_hot``, ``targets (R_g, P_g, L, V)``, ``tokens (R_g, P_g, L)``
-    the data in that layout (``one_hot[i, k] == batch.one_hot()[sequences[i, k]]``).
+    the data in that layout (``one_hot[i, k] == batch.one_hot()[sequences[i, k]]``); ``target_tokens
+    (R_g, P_g, L)`` the targets as tokens where the batch has them (:meth:`CopyTaskBatch.target_tokens`), else ``None``.
     """
 
     runs: torch.Tensor
@@ -51,6 +52,7 @@ class RunMajorGroup:
     one_hot: torch.Tensor
     targets: torch.Tensor
     tokens: torch.Tensor
+    target_tokens: torch.Tensor | None = None
 
 
 @dataclass
@@ -66,6 +68,7 @@ class CopyTaskBatch:
     _one_hot: torch.Tensor | None = field(default=None, repr=False)
     _run_major: tuple[RunMajorGroup, ...] | None = field(default=None, repr=False)
     _by_count: tuple[RunMajorGroup, ...] | None = field(default=None, repr=False)
+    _target_tokens: tuple[torch.Tensor | None] | None = field(default=None, repr=False)
 
     @property
     def runs(self) -> int:
@@ -76,6 +79,22 @@ class CopyTaskBatch:
         if self._one_hot is None:
             self._one_hot = torch.nn.functional.one_hot(self.tokens, self.V).to(self.targets.dtype)
         return self._one_hot
+
+    def target_tokens(self) -> torch.Tensor | None:
+        """The targets as tokens, ``(N, L)`` int64 (-1 where a row is zero), where every target row is one-hot or
+        zero (raw targets, either shift); ``None`` otherwise (centred targets).  Cached.
+
+        >>> copy_task_batch([2], L=3, V=2, seeds=[0], shift="open").target_tokens()[:, 0].tolist()
+        [-1, -1]
+        >>> copy_task_batch([2], L=3, V=2, seeds=[0], targets="centred").target_tokens() is None
+        True
+        """
+        if self._target_tokens is None:
+            ones = self.targets == 1
+            one_hot = bool(((self.targets == 0) | ones).all()) and bool((ones.sum(-1) <= 1).all())
+            tokens = torch.where(ones.any(-1), ones.long().argmax(-1), -1) if one_hot else None
+            self._target_tokens = (tokens,)
+        return self._target_tokens[0]
 
     def run_major_groups(self, cache_blocks: bool = True) -> tuple["RunMajorGroup", ...]:
         """The data laid out run by run, one :class:`RunMajorGroup` per distinct count :math:`P_r` (cached).
@@ -101,6 +120,7 @@ class CopyTaskBatch:
         starts = torch.cumsum(counts, 0) - counts
         groups = []
         L = self.tokens.shape[1]
+        target_tokens = self.target_tokens()
         for count in torch.unique(counts).tolist():
             equal = torch.nonzero(counts == count).flatten()
             per_group = max(1, GROUP_ELEMENTS // (count * L * L)) if split and self.one_hot().is_cpu else len(equal)
@@ -113,6 +133,7 @@ class CopyTaskBatch:
                         one_hot=self.one_hot()[sequences],
                         targets=self.targets[sequences],
                         tokens=self.tokens[sequences],
+                        target_tokens=None if target_tokens is None else target_tokens[sequences],
                     )
                 )
         return tuple(groups)

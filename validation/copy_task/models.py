@@ -81,7 +81,9 @@ class CopyAttentionModel(torch.nn.Module):
     def compiled_flops(self, batch: CopyTaskBatch) -> float | None:
         """Flops of one gradient by the compiled loops' per-query model
         (:func:`~emergence.validation.copy_task.compiled_marginal_action.work_per_query`); ``None`` on the autograd path."""
-        return float(batch.counts.sum()) * self.L * work_per_query(self.L, self.V)[0] if self.compiled_action else None
+        if not self.compiled_action:
+            return None
+        return float(batch.counts.sum()) * self.L * work_per_query(self.L, self.V, batch.target_tokens() is not None)[0]
 
     @property
     def gradient_path(self) -> str:

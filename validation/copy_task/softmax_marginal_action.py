@@ -50,10 +50,11 @@ Shapes: weights ``(R, V + L, V + L)``; the runs of one count :math:`P` are one g
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from emergence.validation.copy_task.compiled_marginal_action import kernels, scatters_keys
-from emergence.validation.copy_task.data import CopyTaskBatch
+from emergence.validation.copy_task.data import CopyTaskBatch, RunMajorGroup
 
 
 def _row_exp(block: torch.Tensor) -> torch.Tensor:
@@ -68,23 +69,35 @@ def _query_tables(W: torch.Tensor, V: int) -> list:
     return [(ett[:, :, None, :] * ept[:, None, :, :]).numpy(), (etp[:, :, None, :] * epp[:, None, :, :]).numpy()]
 
 
+_NO_TARGET_TOKENS = np.empty((0, 0, 0), dtype=np.int64)
+"""What the loops get for ``target_tokens`` where the batch's targets are not tokens (never read there)."""
+
+
+def _group_data(group: RunMajorGroup) -> tuple:
+    """The loops' data arguments of one group: ``runs, tokens, targets, target_tokens`` as NumPy arrays."""
+    target_tokens = _NO_TARGET_TOKENS if group.target_tokens is None else group.target_tokens.numpy()
+    return group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), target_tokens
+
+
 class _CompiledPasses:
     """The compiled forward over a batch's groups, kept for the backward: ``C, B (R, V, V)``, ``D``, ``previous_sum (R,)``."""
 
     def __init__(self, weights: torch.Tensor, batch: CopyTaskBatch):
         R, V = weights.shape[0], batch.V
         L = weights.shape[-1] - V
-        forward_pass, self.backward_pass, self.readout_head = kernels(V, scatters_keys(L, V))
+        groups = batch.run_major_groups(cache_blocks=False)
+        token_targets = groups[0].target_tokens is not None
+        forward_pass, self.backward_pass, self.readout_head = kernels(V, scatters_keys(L, V), token_targets)
         self.shape, self.tables = weights.shape, _query_tables(weights.detach(), V)
         self.C, self.B = weights.new_zeros(R, V, V), weights.new_zeros(R, V, V)
         self.D, self.previous_sum = weights.new_zeros(R), weights.new_zeros(R)
         self.groups = []
-        for group in batch.run_major_groups(cache_blocks=False):
+        for group in groups:
             R_g, P, _, _ = group.one_hot.shape
             saved = (torch.empty(R_g, P, L, V, dtype=weights.dtype), torch.empty(R_g, P, L, dtype=weights.dtype),
                      torch.empty(R_g, P, L, dtype=weights.dtype))  # design, normaliser, previous
-            forward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *self.tables,
-                         *(t.numpy() for t in saved), self.D.numpy(), self.previous_sum.numpy())
+            forward_pass(*_group_data(group), *self.tables, *(t.numpy() for t in saved), self.D.numpy(),
+                         self.previous_sum.numpy())
             design, targets = saved[0].reshape(R_g, P * L, V), group.targets.reshape(R_g, P * L, V)
             # C and B by batched products (about 3x cheaper than V x V sums inside the loops)
             self.C.index_add_(0, group.runs, design.transpose(1, 2) @ design)
@@ -98,8 +111,7 @@ class _CompiledPasses:
         arguments = (of_design.contiguous().numpy(), of_targets.contiguous().numpy(),
                      design_weight.contiguous().numpy(), previous_weight.contiguous().numpy(), gradient.numpy())
         for group, saved in self.groups:
-            self.backward_pass(group.runs.numpy(), group.tokens.numpy(), group.targets.numpy(), *self.tables,
-                               *(t.numpy() for t in saved), *arguments)
+            self.backward_pass(*_group_data(group), *self.tables, *(t.numpy() for t in saved), *arguments)
         return gradient
 
     def head(self, beta: float, epsilon: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
