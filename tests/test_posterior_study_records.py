@@ -91,3 +91,12 @@ def test_the_committed_study_theory_is_the_records_default_trial_theory():
     for row in record["study"]["rows"]:
         assert row["theory_trial"] == DEFAULT_TRIAL
         assert row["theory"] == pytest.approx(theory[row["L"]], rel=1e-12)
+
+
+def test_trial_needs_each_records_sizes_and_convention(tmp_path):
+    """--trial computes the theory at the records' V and convention: a record without them is one line and exit 2,
+    before any computing (the stub records above hold only L)."""
+    grid = _record(tmp_path / "grid.json", 16, [570, 620], [9.4, -0.7], [True, True])
+    done = _run(grid, "--trial", "block", "--out", str(tmp_path / "study.json"))
+    assert done.returncode == 2 and "needs V and convention" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "study.json").exists()
