@@ -620,7 +620,7 @@ DEFAULT_CHECKPOINT_TOP_K = 500
 def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None = None, *, method: str | None = None,
                        convention=None, seed: int = 0, out: str | None = None, executor: str = "local",
                        workers: int | None = None, theory_draws: int | None = None, progress: bool = True,
-                       trial: str = "gauge", **settings):
+                       trial: str | None = None, **settings):
     r"""Sample the copy-task posterior and compare it with the posterior theory, the saddle (MAP) beside it.
 
     ``method``: ``"umbrella"`` (softmax default: free-energy profiles along :math:`a_G`, P* where
@@ -634,8 +634,9 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     :class:`~emergence.records.PosteriorValidation`: ``predicted``, ``saddle``, ``measured``, ``agreement``,
     ``cost`` (umbrella and HMC: :func:`_gradient_cost`) and ``provenance``; its JSON is what
     ``emergence validate posterior --json`` writes.  ``trial``: the posterior theory's trial, umbrella only
-    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`: ``"gauge"``, the default, or
-    ``"block"``); :func:`judge_posterior` judges a saved measurement with another one.
+    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`: ``"block"`` or ``"gauge"``; ``None``,
+    the default: :data:`~emergence.numerics.copy_head.posterior.DEFAULT_TRIAL`, the block trial);
+    :func:`judge_posterior` judges a saved measurement with another one.
     """
     from emergence.base.executors import sweep_executor
     from emergence.base.io import provenance
@@ -646,7 +647,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
 
     attention, L, V = _attention_sizes(attention, L, V, min_L=2)
     method = _check_posterior_options(attention, P, method, seed, executor, workers, out, theory_draws, progress, settings)
-    _check_trial(trial, method)
+    trial = _check_trial(trial, method)
     convention = _convention(convention, CopyTaskConvention).with_attention(attention)
     check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
     out = sweep_folder(out, "emergence-posterior-")
@@ -667,15 +668,16 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     return PosteriorValidation.from_dict(report)
 
 
-def judge_posterior(records: str | Sequence[str], *, trial: str = "gauge", theory_draws: int | None = None,
+def judge_posterior(records: str | Sequence[str], *, trial: str | None = None, theory_draws: int | None = None,
                     importance_draws: int = 0, progress: bool = True):
     r"""Saved softmax umbrella validations (the JSON of :func:`validate_posterior`) judged again against the
     posterior theory with ``trial``, without resampling
     (:func:`~emergence.validation.copy_task.posterior_rejudge.judge_measurement`).
 
     ``records``: one path, or several of one setting (L, V, convention, divide, seed), merged point by point (a later
-    file's point replaces an earlier one's at the same P).  ``trial``: ``"gauge"`` or ``"block"``
-    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`); ``theory_draws``: the theory's
+    file's point replaces an earlier one's at the same P).  ``trial``: ``"block"`` or ``"gauge"``
+    (:data:`~emergence.validation.copy_task.posterior_free_energy.VERDICT_TRIALS`; ``None``, the default:
+    :data:`~emergence.numerics.copy_head.posterior.DEFAULT_TRIAL`); ``theory_draws``: the theory's
     Monte Carlo rows (default 4000 per profile and 20000 for P*, the validation's); ``importance_draws``: draws per
     mode of the importance-weighted diagnosis (0, the default, skips it; the verdict does not read it).  Returns a
     :class:`~emergence.records.PosteriorValidation` whose ``measured`` is the records' (``reused`` keeps their
@@ -688,7 +690,7 @@ def judge_posterior(records: str | Sequence[str], *, trial: str = "gauge", theor
 
     paths = check.sequence("records", [records] if isinstance(records, (str, os.PathLike)) else records,
                            check.existing_file)
-    check.choice("trial", trial, _verdict_trials())
+    trial = _check_trial(trial, "umbrella")
     check.optional(check.integer, "theory_draws", theory_draws, 100)
     check.integer("importance_draws", importance_draws, 0)
     check.flag("progress", progress)
@@ -710,13 +712,18 @@ def _verdict_trials() -> tuple[str, ...]:
     return tuple(VERDICT_TRIALS)
 
 
-def _check_trial(trial, method: str) -> None:
-    """The posterior theory's ``trial``: one of the verdict's trials; another than the default only for umbrella."""
+def _check_trial(trial, method: str) -> str:
+    """The posterior theory's ``trial``, ``None`` read as the default
+    (:data:`~emergence.numerics.copy_head.posterior.DEFAULT_TRIAL`): one of the verdict's trials; another than the
+    default only for umbrella."""
     from emergence.base import arguments as check
+    from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 
+    trial = DEFAULT_TRIAL if trial is None else trial
     check.choice("trial", trial, _verdict_trials())
-    if trial != "gauge" and method != "umbrella":
+    if trial != DEFAULT_TRIAL and method != "umbrella":
         raise InvalidArgumentError("trial", f"{trial} is a trial of the softmax posterior theory (umbrella), not of {method}")
+    return trial
 
 
 def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int = 0, out: str | None = None,

@@ -209,7 +209,7 @@ def main(argv=None) -> int:
     out: dict = {"L": args.L, "V": args.V, "P": args.P, "config": vars(args), "data_seed": 0,
                  "machine": platform.processor() or platform.machine(),
                  "versions": {"torch": torch.__version__, "numpy": np.__version__}}
-    theory_modes = PosteriorTheory(args.L, args.V, convention, draws=20_000).modes(float(args.P))
+    theory_modes = PosteriorTheory(args.L, args.V, convention, draws=20_000, trial="gauge").modes(float(args.P))
     potential = trial_potential(args.L, args.V, args.P, convention, seed=0)
     for name in modes:
         start = time.time()

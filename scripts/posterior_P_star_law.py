@@ -1,6 +1,6 @@
 """The posterior theory's P*(L) beside the saddle's: the table of docs/posterior_free_energy.md ("The posterior theory's P*(L)").
 
-For each L: the posterior theory's P* (`posterior_P_star`, gauge-correct trial or --trial block, row averages by quadrature, the
+For each L: the posterior theory's P* (`posterior_P_star`, the default block trial or --trial gauge, row averages by quadrature, the
 fixed scan of :func:`scan_range`), the saddle's P* (`predicted_saddle`, the MAP with the bulk dropped), their
 ratio, each over L ln^2 L, and the seconds each took.  The summary fits the ratio against 1/ln^2 L and
 1/ln L (least squares, ratio = r_inf + c / ln^k L, with the residuals' spread).  Writes one JSON file (atomically) and
@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.numerics.copy_head.reduced_action import default_convention
 from emergence.validation.copy_task.posterior_free_energy import posterior_P_star
 from emergence.validation.copy_task.predictions import predicted_saddle
@@ -35,7 +36,7 @@ def scan_range(L: int) -> tuple[float, float, int]:
     return low, high, 1 + int(np.ceil(np.log(high / low) / np.log(1000.0) * 15))
 
 
-def row(L: int, V: int, convention, trial: str = "gauge") -> dict:
+def row(L: int, V: int, convention, trial: str = DEFAULT_TRIAL) -> dict:
     """One L: both P* (the posterior theory's with ``trial``), their ratio, each over L ln^2 L, and the seconds taken."""
     low, high, points = scan_range(L)
     start = time.perf_counter()
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", default="8,12,16,24,32,64,128,256")
     parser.add_argument("--V", type=int, default=4)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--trial", default="gauge", help="the posterior theory's trial: gauge (default) or block")
+    parser.add_argument("--trial", default=DEFAULT_TRIAL, help="the posterior theory's trial: block or gauge (default %(default)s)")
     args = parser.parse_args(argv)
     try:
         sizes = [int(L) for L in args.sizes.split(",")]

@@ -7,10 +7,13 @@ record's point replaces a missing or unconverged one, never a converged one) and
 builds them (:func:`~emergence.validation.copy_task.posterior_study.rows_from_records`); each row keeps its
 records' command, date, configuration, seed, versions and commit.  Writes ``{"what", "source", "rows",
 "summary"}`` as the ``study`` key of ``--into`` (its other keys are kept; written atomically) or to ``--out``.
-Measures nothing new.
+Samples nothing new.  ``--trial TRIAL``: each size's theory P* is computed again with that trial
+(:func:`~emergence.validation.copy_task.posterior_free_energy.posterior_P_star` at the records' L, V and
+convention: quadrature row averages, the default scan; about a minute per size) in place of the records' own (the
+records' stays beside it as ``theory_recorded``).
 
     python scripts/posterior_study_records.py L8.json@b0d6b1e L12.json@8fdfe3c L16.json@cc32530 L16_rerun.json \\
-        --into docs/posterior_P_star_law.json
+        --trial block --into docs/posterior_P_star_law.json
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import time
 from pathlib import Path
 
 from emergence.base.io import write_json_atomic
+from emergence.validation.copy_task.posterior_free_energy import VERDICT_TRIALS
 from emergence.validation.copy_task.posterior_study import rows_from_records
 
 RECORD_KEYS = ("measured", "saddle", "predicted", "provenance")
@@ -45,6 +49,25 @@ def load_record(argument: str) -> dict:
     return record
 
 
+def theory_again(records: list[dict], trial: str) -> dict[int, dict]:
+    """``{L: {"P_star", "trial", "source"}}``: the theory's P* with ``trial`` at each size's L, V and convention
+    (those of its first record)."""
+    from emergence.validation.copy_task.config import CopyTaskConvention
+    from emergence.validation.copy_task.posterior_free_energy import posterior_P_star
+
+    theory: dict[int, dict] = {}
+    for record in records:
+        config = record["provenance"]["config"]
+        L = int(config["L"])
+        if L not in theory:
+            convention = CopyTaskConvention(**config["convention"])
+            theory[L] = {"P_star": posterior_P_star(L, int(config["V"]), convention, trial=trial), "trial": trial,
+                         "source": f"posterior_P_star(L={L}, V={config['V']}, the records' convention, trial={trial!r}): "
+                                   f"quadrature row averages, scan [20, 20000] in 16 points; computed again, not the "
+                                   f"records' own"}
+    return theory
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", nargs="+", metavar="RECORD[@COMMIT]")
@@ -54,15 +77,21 @@ def main(argv=None) -> int:
     parser.add_argument("--what", default="sampled posterior P*(L): umbrella windows with exchange, MBAR; the converged "
                                           "grid bracket of the sign change of Delta F = F_copy - F_uniform and the "
                                           "reading inside it (the root of Delta F linear in ln P)")
+    parser.add_argument("--trial", choices=tuple(VERDICT_TRIALS), default=None,
+                        help="compute each size's theory P* again with this trial (default: keep the records' own)")
     args = parser.parse_args(argv)
     try:
         records = [load_record(argument) for argument in args.records]
         target = json.loads(Path(args.into).read_text(encoding="utf-8")) if args.into else {}
-        study = rows_from_records(records)
+        if args.trial and any("V" not in r["provenance"]["config"] or "convention" not in r["provenance"]["config"]
+                              for r in records):
+            raise ValueError("--trial: every record's provenance config needs V and convention")
+        study = rows_from_records(records, theory_again(records, args.trial) if args.trial else None)
     except (OSError, json.JSONDecodeError, ValueError) as error:
         print(f"posterior_study_records: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
-    source = {"command": "python scripts/posterior_study_records.py " + " ".join(Path(a).name for a in args.records),
+    source = {"command": "python scripts/posterior_study_records.py " + " ".join(Path(a).name for a in args.records)
+              + (f" --trial {args.trial}" if args.trial else ""),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "records": [argument.partition("@")[0] for argument in args.records],
               "note": "assembled from saved records without sampling again; each row's sources give the commands "

@@ -84,6 +84,14 @@ def test_a_wrong_sector_count_fails_the_dense_check(monkeypatch):
     assert abs(block_kl(L, V, s, g, delta, ratios) - dense) > 1e-3
 
 
+def test_the_default_trial_is_the_block_trial():
+    from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
+
+    assert DEFAULT_TRIAL == "block"
+    default = PosteriorTheory(8, 4, draws=10)
+    assert isinstance(default, block_posterior.BlockPosteriorTheory) and default.trial == "block"
+
+
 def test_tied_ratios_are_the_gauge_correct_trial_and_the_split_only_lowers_it():
     gauge = PosteriorTheory(8, 4, draws=500, trial="gauge")
     block = PosteriorTheory(8, 4, draws=500, trial="block")

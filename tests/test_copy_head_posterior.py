@@ -211,7 +211,7 @@ def test_monte_carlo_row_averages_converge():
 def test_noiseless_free_energy_is_the_saddle_action():
     """t_u = t_v = 1 carries no entropy cost; with the noiseless row averages F is the step-5 action."""
     L, V, P = 32, 8, 700.0
-    theory_numerics = PosteriorTheory(L, V, draws=10)
+    theory_numerics = PosteriorTheory(L, V, draws=10, trial="gauge")
     kernels = generated_kernels()
     for g in (0.5, 3.0, 6.0):
         a = np.exp(g) / (np.exp(g) + L - 1)
@@ -228,7 +228,7 @@ def test_posterior_free_energy_assembles_the_steps():
     """The SymPy F equals the numerics' F at a point (same row averages)."""
     F = theory.posterior_free_energy()
     L, V, P, g, t_u, t_v = 16, 4, 300.0, 2.0, 0.7, 0.9
-    numerics = PosteriorTheory(L, V, draws=10)
+    numerics = PosteriorTheory(L, V, draws=10, trial="gauge")
     averages = {"square": 0.35, "target": 0.4}
     values = {sp.Symbol("g", real=True): g, theory.t_u: t_u, theory.t_v: t_v, theory.row_square: 0.35,
               theory.row_target: 0.4, P_: P, L_: L, V_: V, theory.s_entry: numerics.s, lam_: numerics.lam,
@@ -248,7 +248,7 @@ def test_posterior_theory_uniform_branch_carries_the_sampled_bulk_excess_at_L32(
     value off by more than 0.0038.  (The old check, ``abs=0.02`` around 0.033, admitted 1/L itself.)
     Measured 2026-12-05: the theory gives 0.0327 and 0.0334 (within 0.0033 and 0.0026)."""
     L = 32
-    numerics = PosteriorTheory(L, 8, draws=20_000)
+    numerics = PosteriorTheory(L, 8, draws=20_000, trial="gauge")
     for P, measured in SGLD_UNIFORM_AG_L32.items():
         tolerance = 0.8 * (measured - 1 / L)
         assert numerics.minimise(P, "uniform").aG == pytest.approx(measured, abs=tolerance), P
@@ -262,7 +262,7 @@ def test_posterior_theory_uniform_branch_carries_the_sampled_bulk_excess_at_L32(
 def test_posterior_theory_reproduces_the_sampled_copy_branch_at_L32():
     """SGLD on the marginal (docs/notes/validation_copy_head.md, L = 32, V = 8): copy mode 0.51, 0.62, 0.71 at
     P = 1500, 2200, 3300 (coverage 0.17 uniform); the uniform branch has its own test above."""
-    numerics = PosteriorTheory(32, 8, draws=20_000)
+    numerics = PosteriorTheory(32, 8, draws=20_000, trial="gauge")
     for P, measured in ((1500, 0.51), (2200, 0.62), (3300, 0.71)):
         assert numerics.minimise(P, "copy").aG == pytest.approx(measured, abs=0.03)
     assert numerics.minimise(1014, "uniform").coverage == pytest.approx(0.17, abs=0.02)
@@ -272,7 +272,7 @@ def test_posterior_P_star_is_the_equal_free_energy_point_not_the_copy_mode_birth
     """A coarse scan that steps over the coexistence window (the copy mode born between two grid
     points, already above the uniform one) must still return the equal-F point: at L = 12, V = 4 the
     birth is near P = 440 with F_copy - F_uniform about +7 nats there."""
-    theory = PosteriorTheory(12, 4, draws=4000)
+    theory = PosteriorTheory(12, 4, draws=4000, trial="gauge")
     coarse = posterior_coexistence(theory, np.geomspace(20, 20_000, 16))
     fine = posterior_coexistence(theory, np.geomspace(380, 620, 14))
     assert fine == pytest.approx(coarse, rel=0.02)  # the Monte Carlo's branches followed from two grids
@@ -288,7 +288,7 @@ def test_quadrature_P_star_is_the_root_of_the_brute_force_free_energy_gap_at_L12
     F_copy - F_uniform linear in ln P between the two points that bracket its sign change.  (L = 12: the copy
     mode is born about 1.5 % below P*, at L = 8 closer still.)  Agree within 0.1 % (the gap's slope is about
     -90 nats per unit ln P, so that is 0.09 nats); P* moved by 1 % would fail."""
-    theory = PosteriorTheory(12, 4, averages="quadrature")
+    theory = PosteriorTheory(12, 4, averages="quadrature", trial="gauge")
     P_star = posterior_coexistence(theory, np.geomspace(20, 20_000, 16))
     grid = np.geomspace(P_star / 1.01, P_star * 1.01, 5)
     copy, gaps = None, {}

@@ -33,8 +33,12 @@ def test_the_figure_draws_every_number_of_the_record(record, tmp_path):
     axis = figure.axes[0]
     lines = {line.get_label(): line for line in axis.get_lines()}
     rows = record["theory"]["rows"]
-    assert list(lines["posterior theory"].get_xdata()) == [row["L"] for row in rows]
-    assert list(lines["posterior theory"].get_ydata()) == [row["posterior_P_star"] for row in rows]
+    assert record["theory"]["trial"] == "block"  # the default trial's theory is the solid curve
+    assert list(lines["posterior theory (block trial)"].get_xdata()) == [row["L"] for row in rows]
+    assert list(lines["posterior theory (block trial)"].get_ydata()) == [row["posterior_P_star"] for row in rows]
+    gauge = record["theory_gauge"]["rows"]
+    assert list(lines["posterior theory (gauge-correct trial)"].get_xdata()) == [row["L"] for row in gauge]
+    assert list(lines["posterior theory (gauge-correct trial)"].get_ydata()) == [row["posterior_P_star"] for row in gauge]
     saddle = [math.nan if row["saddle_P_star"] is None else row["saddle_P_star"] for row in rows]
     assert list(lines["saddle (MAP)"].get_ydata()) == pytest.approx(saddle, nan_ok=True)
     reference = next(line for label, line in lines.items() if label.startswith("$L"))
@@ -52,7 +56,7 @@ def test_the_figure_draws_every_number_of_the_record(record, tmp_path):
 
 @pytest.mark.parametrize("path", [("study", "rows", 0, "sampled", "value"), ("study", "rows", 1, "sampled", "bracket"),
                                   ("study", "rows", 2, "sampled"), ("theory", "rows", 2, "saddle_P_star"),
-                                  ("theory", "rows"), ("study",)])
+                                  ("theory", "rows"), ("theory", "trial"), ("theory_gauge", "rows"), ("study",)])
 def test_a_missing_field_is_one_line_naming_it(record, path):
     broken = copy.deepcopy(record)
     parent = broken

@@ -11,7 +11,7 @@ from emergence.numerics.copy_head.posterior_action import PosteriorAction, poste
 
 @pytest.fixture(scope="module")
 def theory():
-    return PosteriorTheory(8, 4, averages="quadrature")
+    return PosteriorTheory(8, 4, averages="quadrature", trial="gauge")
 
 
 def test_value_is_the_theory_free_energy_with_broadcasting(theory):
@@ -111,6 +111,6 @@ def test_core_P_star_is_the_former_private_scans_at_L12():
     """The solver core (start grid, Newton, jump refinement, Brent on the branches' gap) against the value of the
     private continuation it replaced (L-BFGS-B warm starts, bisection, Brent to 1e-4 in ln P) on the same scan:
     446.7251 (recorded before the change; the core gives 446.7158), within 1e-4."""
-    theory = PosteriorTheory(12, 4, averages="quadrature")
+    theory = PosteriorTheory(12, 4, averages="quadrature", trial="gauge")
     grid = np.geomspace(20, 20_000, 16)
     assert posterior_transition(theory, grid)["P_star"] == pytest.approx(446.7251, rel=1e-4)

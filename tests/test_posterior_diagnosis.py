@@ -44,7 +44,7 @@ def test_a_vanishing_trial_gives_the_data_action_at_its_mean():
 def test_the_theory_data_term_is_its_free_energy_less_the_trial_kl():
     from emergence.numerics.copy_head.posterior import PosteriorTheory, entropy_rate
 
-    theory = PosteriorTheory(8, 4, SOFTMAX, draws=2000)
+    theory = PosteriorTheory(8, 4, SOFTMAX, draws=2000, trial="gauge")
     profile = {"g": [0.3, 2.0], "t_u": [0.9, 0.6], "t_v": [0.95, 0.7]}
     data = theory_data_action(theory, 200.0, profile)
     for value, g, t_u, t_v in zip(data, profile["g"], profile["t_u"], profile["t_v"]):

@@ -11,6 +11,7 @@ import pytest
 from emergence import api
 from emergence.base.errors import EmergenceError
 from emergence.cli import main
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.validation.copy_task import posterior_rejudge
 from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.posterior_free_energy import (
@@ -22,7 +23,8 @@ CONVENTION = CopyTaskConvention().with_attention("softmax")
 
 @functools.cache
 def _gauge_point(P: int, seed: int = 0) -> dict:
-    return run_predicted_point(predicted_point_config(L, V, P, CONVENTION, 0.3, draws=DRAWS, seed=seed, importance_draws=0))
+    return run_predicted_point(predicted_point_config(L, V, P, CONVENTION, 0.3, draws=DRAWS, seed=seed, importance_draws=0,
+                                                      trial="gauge"))
 
 
 def _record(grid, seed=0):
@@ -54,7 +56,7 @@ SCANNED: dict = {}
 @pytest.fixture(autouse=True)
 def scan_once(monkeypatch):
     """The theory's P* scan (tens of seconds) once per trial in this module; its value is the real one."""
-    def cached(L, V, convention, draws=20_000, trial="gauge"):
+    def cached(L, V, convention, draws=20_000, trial=DEFAULT_TRIAL):
         if (L, V, trial) not in SCANNED:
             SCANNED[L, V, trial] = posterior_P_star(L, V, convention, draws=draws, trial=trial)
         return SCANNED[L, V, trial]
@@ -93,15 +95,17 @@ def test_a_theory_with_a_shifted_delta_F_fails_the_same_record(record_file, monk
         return {**point, "delta_F": point["delta_F"] + 3.0}
 
     monkeypatch.setattr(posterior_rejudge, "run_predicted_point", shifted)
-    report = api.judge_posterior(str(record_file), theory_draws=DRAWS, progress=False).to_dict()
+    report = api.judge_posterior(str(record_file), trial="gauge", theory_draws=DRAWS, progress=False).to_dict()
     assert not report["agreement"]["passes"]
     assert sum("Delta F" in reason for reason in report["agreement"]["reasons"]) == len(report["measured"]["P"])
 
 
-def test_the_block_trial_reaches_the_theory_its_label_and_the_sweep_key(record_file):
+def test_the_block_trial_is_the_default_and_reaches_the_theory_its_label_and_the_sweep_key(record_file):
     gauge, block = (predicted_point_config(L, V, 40, CONVENTION, 0.3, trial=trial) for trial in ("gauge", "block"))
-    assert gauge != block and block["trial"] == "block"
-    report = api.judge_posterior(str(record_file), trial="block", theory_draws=DRAWS, progress=False).to_dict()
+    assert gauge != block and block["trial"] == "block" == DEFAULT_TRIAL
+    assert predicted_point_config(L, V, 40, CONVENTION, 0.3) == block
+    report = api.judge_posterior(str(record_file), theory_draws=DRAWS, progress=False).to_dict()  # the default trial
+    assert report["provenance"]["config"]["trial"] == "block"
     assert report["predicted"]["trial"] == "block" and "block trial" in report["predicted"]["label"]
     assert "gauge" not in report["predicted"]["label"]
     saved = json.loads(record_file.read_text())
@@ -126,9 +130,10 @@ def test_records_merge_point_by_point_the_later_replacing_the_earlier(grid):
 
 
 def test_the_command_judges_a_record_and_says_it_reused_it(record_file, tmp_path, capsys):
+    """Without --trial: the default, the block trial."""
     out = tmp_path / "judged.json"
     arguments = ["validate", "posterior", "--attention", "softmax", "--V", str(V), "--from-record", str(record_file),
-                 "--trial", "block", "--theory-draws", str(DRAWS), "--json", str(out)]
+                 "--theory-draws", str(DRAWS), "--json", str(out)]
     assert main(arguments) == 0
     printed = capsys.readouterr().out
     assert f"sampled part reused from {record_file}" in printed and "block trial" in printed
@@ -154,11 +159,11 @@ def test_bad_trial_or_record_is_a_one_line_error(extra, record_file, tmp_path, c
     assert error.count("\n") == 1 and "Traceback" not in error
 
 
-def test_the_api_refuses_a_non_gauge_trial_for_the_linear_samplers():
+def test_the_api_refuses_a_non_default_trial_for_the_linear_samplers():
     from emergence.base.errors import InvalidArgumentError
 
     with pytest.raises(InvalidArgumentError, match="trial"):
-        api.validate_posterior("linear", 8, 4, trial="block")
+        api.validate_posterior("linear", 8, 4, trial="gauge")
     with pytest.raises(InvalidArgumentError, match="trial"):
         api.validate_posterior("softmax", 8, 4, trial="row")
 
@@ -171,7 +176,7 @@ def test_the_block_trials_importance_weights_at_the_gauge_split_are_the_gauge_tr
     from emergence.numerics.copy_head.posterior import PosteriorTheory
     from emergence.validation.copy_task.posterior_diagnosis import importance_sampled_free_energy
 
-    mode = PosteriorTheory(L, V, CONVENTION, draws=DRAWS).modes(20)["uniform"]
+    mode = PosteriorTheory(L, V, CONVENTION, draws=DRAWS, trial="gauge").modes(20)["uniform"]
     split = {"tt": mode.t_u, "pt": mode.t_u, "tp": mode.t_v, "pp": mode.t_v}
     gauge = importance_sampled_free_energy(L, V, 20, mode, CONVENTION, 2000, trial="gauge")
     block = importance_sampled_free_energy(L, V, 20, BlockMode(**mode.__dict__, ratios=split), CONVENTION, 2000,

@@ -65,3 +65,38 @@ def test_the_committed_study_is_measured_from_its_own_points():
         for key in ("value", "error"):  # the same arithmetic on the same numbers: within a few rounding units
             assert row["sampled"][key] == pytest.approx(again[key], rel=1e-14)
         assert {p["source"] for p in points} <= set(range(len(row["sources"])))
+
+
+def test_a_theory_computed_again_replaces_the_records_own_and_the_row_says_so(tmp_path):
+    from emergence.validation.copy_task.posterior_study import rows_from_records
+
+    grid = json.loads(Path(_record(tmp_path / "grid.json", 16, [570, 620], [9.4, -0.7], [True, True])).read_text())
+    kept = rows_from_records([grid])["rows"][0]
+    assert kept["theory"] == 673.0 and "theory_trial" not in kept
+    again = rows_from_records([grid], {16: {"P_star": 640.0, "trial": "block", "source": "stand-in"}})["rows"][0]
+    assert again["theory"] == 640.0 and again["theory_recorded"] == 673.0
+    assert again["theory_trial"] == "block" and again["theory_source"] == "stand-in"
+    assert again["theory_over_sampled"] == pytest.approx(640.0 / again["sampled"]["value"], rel=4e-16)
+    assert again["law_ratio"]["theory"] != kept["law_ratio"]["theory"]
+
+
+def test_the_committed_study_theory_is_the_records_default_trial_theory():
+    """The study's theory column is the default trial's P*, the same number as the theory key's row at that L (both
+    posterior_P_star with quadrature row averages on the same scan: deterministic)."""
+    from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
+
+    record = json.loads((ROOT / "docs" / "posterior_P_star_law.json").read_text(encoding="utf-8"))
+    theory = {row["L"]: row["posterior_P_star"] for row in record["theory"]["rows"]}
+    assert record["theory"]["trial"] == DEFAULT_TRIAL
+    for row in record["study"]["rows"]:
+        assert row["theory_trial"] == DEFAULT_TRIAL
+        assert row["theory"] == pytest.approx(theory[row["L"]], rel=1e-12)
+
+
+def test_trial_needs_each_records_sizes_and_convention(tmp_path):
+    """--trial computes the theory at the records' V and convention: a record without them is one line and exit 2,
+    before any computing (the stub records above hold only L)."""
+    grid = _record(tmp_path / "grid.json", 16, [570, 620], [9.4, -0.7], [True, True])
+    done = _run(grid, "--trial", "block", "--out", str(tmp_path / "study.json"))
+    assert done.returncode == 2 and "needs V and convention" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "study.json").exists()

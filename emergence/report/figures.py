@@ -632,13 +632,30 @@ def _record_field(mapping: dict, key: str, where: str):
     return mapping[key]
 
 
+def _law_theory_curves(axis, record: dict, theory: list[dict], L: list[int]) -> None:
+    """The P*(L) figure's theory curves: the posterior theory with the record's ``theory.trial`` and the saddle
+    (solid), and where the record has ``theory_gauge`` the gauge-correct trial's posterior theory (dashed)."""
+    trial = _record_field(record["theory"], "trial", "theory ")
+    for key, colour, label in (("posterior_P_star", "black", f"posterior theory ({trial} trial)"),
+                               ("saddle_P_star", "tab:red", "saddle (MAP)")):
+        axis.plot(L, _values([_record_field(row, key, "theory row ") for row in theory]), "-o", ms=3, color=colour,
+                  label=label)
+    if "theory_gauge" in record:
+        gauge = _record_field(record["theory_gauge"], "rows", "theory_gauge ")
+        axis.plot([_record_field(row, "L", "theory_gauge row ") for row in gauge],
+                  _values([_record_field(row, "posterior_P_star", "theory_gauge row ") for row in gauge]), "--",
+                  color="0.45", lw=1, label="posterior theory (gauge-correct trial)")
+
+
 def posterior_P_star_law_figure(record: dict, ax=None):
-    r""":math:`P^*(L)`, log-log: the posterior theory's and the saddle's (MAP) curves, the sampled posterior's converged
+    r""":math:`P^*(L)`, log-log: the posterior theory's (its default trial, solid; the gauge-correct trial's dashed
+    beside it where the record has it) and the saddle's (MAP) curves, the sampled posterior's converged
     brackets (vertical bars) with the reading inside each (marker), and :math:`L\ln^2 L` scaled to pass through the
     saddle at the largest :math:`L` (dotted; a reference, not a fit).
 
-    ``record``: ``theory``, the JSON of ``scripts/posterior_P_star_law.py`` (``rows`` of ``L``, ``posterior_P_star``,
-    ``saddle_P_star``; ``None`` where there is no jump), and ``study``, the size study's rows
+    ``record``: ``theory``, the JSON of ``scripts/posterior_P_star_law.py`` (``trial``, ``rows`` of ``L``,
+    ``posterior_P_star``, ``saddle_P_star``; ``None`` where there is no jump), optionally ``theory_gauge`` (the same
+    with ``--trial gauge``), and ``study``, the size study's rows
     (:func:`~emergence.validation.copy_task.posterior_study.study_row`: ``L`` and ``sampled`` {``value``,
     ``bracket`` ``[low, high]``}, ``None`` where no converged pair brackets the sign change, which draws
     nothing), each with its ``source``.  A missing field is a one-line
@@ -650,9 +667,7 @@ def posterior_P_star_law_figure(record: dict, ax=None):
     figure, axes = new_figure(1, ax, size=(6.2, 4.4))
     axis = axes[0]
     L = [_record_field(row, "L", "theory row ") for row in theory]
-    for key, colour, label in (("posterior_P_star", "black", "posterior theory"), ("saddle_P_star", "tab:red", "saddle (MAP)")):
-        axis.plot(L, _values([_record_field(row, key, "theory row ") for row in theory]), "-o", ms=3, color=colour,
-                  label=label)
+    _law_theory_curves(axis, record, theory, L)
     saddle = [(row["L"], row["saddle_P_star"]) for row in theory if row["saddle_P_star"] is not None]
     if saddle:
         largest, value = max(saddle)

@@ -63,6 +63,13 @@ TRIALS: tuple[str, ...] = ("gauge", "product", "row", "block")
 """``row``: :mod:`emergence.numerics.copy_head.row_trial` (each row's copy gap on its own 1-D law); ``block``:
 :mod:`emergence.numerics.copy_head.block_posterior` (one variance ratio per block of W_QK, KL in closed form)."""
 
+DEFAULT_TRIAL = "block"
+"""The posterior theory's trial wherever none is named (the theory, its P*, the validation's verdict, the size
+study): the block trial.  Its data term is the gauge-correct trial's, its KL exact and its family a superset, so its
+F is never higher; judged on the converged sampled profiles (L = 8, 12, 16) it is the closer of the two at every
+point and its P* the closer at every L (docs/posterior_free_energy.md, "The block trial against the converged
+profiles").  ``trial="gauge"`` keeps the gauge-correct trial."""
+
 AVERAGES: tuple[str, ...] = ("monte_carlo", "quadrature")
 """How :class:`PosteriorTheory` computes the row averages: :func:`row_averages_monte_carlo` on fixed draws
 (``draws`` rows, common random numbers) or :func:`row_averages_quadrature` (deterministic; cost independent of L)."""
@@ -334,11 +341,11 @@ class PosteriorTheory:
     bounds = np.array([[-5.0, 40.0], [-6.0, 3.0], [-6.0, 3.0]])
     """The search box of :data:`COORDINATES`, shape ``(k, 2)``: :meth:`minimise`'s and the solver core's."""
 
-    def __new__(cls, *args, trial: str = "gauge", **kwargs):
+    def __new__(cls, *args, trial: str = DEFAULT_TRIAL, **kwargs):
         return super().__new__(TRIAL_THEORIES.get(trial, cls) if cls is PosteriorTheory else cls)
 
     def __init__(self, L: int, V: int, convention=None, draws: int = 20_000, seed: int = 0, kernels=None,
-                 trial: str = "gauge", averages: str = "monte_carlo"):
+                 trial: str = DEFAULT_TRIAL, averages: str = "monte_carlo"):
         convention = convention if convention is not None else default_convention()
         if convention.architecture != "T":
             raise EmergenceError("the posterior theory covers softmax model T only (architecture=T)")

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from emergence.numerics.copy_head.block_trial import BlockTrial
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.numerics.copy_head.row_trial import sample_row_trial
 from emergence.numerics.order_parameters import cyclic_shift
 from emergence.validation.copy_task.config import PROFILE_POINTS, PROFILE_RANGE, CopyTaskConvention
@@ -109,7 +110,7 @@ def theory_data_action(theory, P: float, profile: dict[str, list[float]]) -> lis
 
 def data_term_check(L: int, V: int, P: int, convention: CopyTaskConvention, divide: float = 0.3,
                     theory_draws: int = 4000, draws: int = 300, data_multiple: int = 1, seed: int = 0) -> dict[str, Any]:
-    r"""The theory's profile at ``P`` with its data term and with the exact trial average in its place.
+    r"""The gauge-correct theory's profile at ``P`` with its data term and with the exact trial average in its place.
 
     Returns the profile grid, ``F_theory``, ``data_theory``, ``data_trial`` (mean, error) and the two
     :math:`\Delta F` by the measurement's estimator: where they agree, evaluating the data term at the
@@ -117,7 +118,7 @@ def data_term_check(L: int, V: int, P: int, convention: CopyTaskConvention, divi
     """
     from emergence.numerics.copy_head.posterior import PosteriorTheory
 
-    theory = PosteriorTheory(L, V, convention.with_attention("softmax"), draws=theory_draws)
+    theory = PosteriorTheory(L, V, convention.with_attention("softmax"), draws=theory_draws, trial="gauge")
     grid = np.linspace(*PROFILE_RANGE, PROFILE_POINTS)
     profile = theory.profile(P, grid)
     data_theory = np.asarray(theory_data_action(theory, P, profile))
@@ -191,14 +192,15 @@ def importance_summary(log_weight: np.ndarray, seed: int = 0, bootstrap: int = 2
 
 def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: CopyTaskConvention, draws: int = 2000,
                                    seed: int = 0, chunk: int = 250, bootstrap: int = 200,
-                                   trial: str = "gauge") -> dict[str, float]:
+                                   trial: str = DEFAULT_TRIAL) -> dict[str, float]:
     r"""The trial's variational free energy :math:`F_Q` and the importance-sampled :math:`F_{\rm IS}` at one theory mode.
 
     ``mode``: a :class:`~emergence.numerics.copy_head.posterior.PosteriorMode` (its ``g, t_u, t_v``).
-    The trial is :func:`trial_moments` (``trial="product"``), by default the gauge-correct trial (the same law on
-    the directions the data sees and the prior on the flat ones), or the row trial
-    (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density), or the block
-    trial at a :class:`~emergence.numerics.copy_head.block_posterior.BlockMode`'s ratios
+    The trial is :func:`trial_moments` (``trial="product"``), the gauge-correct trial (``"gauge"``: the same law on
+    the directions the data sees and the prior on the flat ones), the row trial
+    (:func:`~emergence.numerics.copy_head.row_trial.sample_row_trial`, its own draws and log density), or, by default
+    (:data:`~emergence.numerics.copy_head.posterior.DEFAULT_TRIAL`), the block trial at a
+    :class:`~emergence.numerics.copy_head.block_posterior.BlockMode`'s ratios
     (:meth:`~emergence.numerics.copy_head.block_trial.BlockTrial.sample`, its own draws and exact log density).  The
     gauge-correct trial's weight is the product trial's divided by
     :func:`flat_log_ratio`'s exponential, on the same draws (the data term does not see the flat part).  Both free energies include every constant of the model's action on the
@@ -232,7 +234,7 @@ def importance_sampled_free_energy(L: int, V: int, P: int, mode, convention: Cop
 
 
 def mode_free_energies(L: int, V: int, P: int, modes: dict, convention: CopyTaskConvention, draws: int = 2000,
-                       seed: int = 0, trial: str = "gauge") -> dict[str, Any]:
+                       seed: int = 0, trial: str = DEFAULT_TRIAL) -> dict[str, Any]:
     r"""At each of the theory's modes (``{"uniform": PosteriorMode, "copy": PosteriorMode}``, found with ``trial``): its
     :math:`F`, :math:`a_G` and :func:`importance_sampled_free_energy`; and the copy-minus-uniform differences of the three."""
     result: dict[str, Any] = {"draws": draws, "trial": trial}

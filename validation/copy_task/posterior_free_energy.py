@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, PROFILE_POINTS, PROFILE_RANGE
 from emergence.validation.samplers.umbrella import delta_F_of_profile
 
@@ -48,8 +49,9 @@ IMPORTANCE_DRAWS = 8000
 VERDICT_TRIALS = {"gauge": "gauge-correct Gaussian trial",
                   "block": "block trial, KL-optimal per-block variances"}
 """The trials the verdict can be judged with (:data:`~emergence.numerics.copy_head.posterior.TRIALS`), and how
-``predicted.label`` names each: the gauge-correct Gaussian trial (the default) and the block trial
-(:mod:`~emergence.numerics.copy_head.block_posterior`)."""
+``predicted.label`` names each: the gauge-correct Gaussian trial and the block trial
+(:mod:`~emergence.numerics.copy_head.block_posterior`; the default,
+:data:`~emergence.numerics.copy_head.posterior.DEFAULT_TRIAL`)."""
 
 
 def theory_label(trial: str) -> str:
@@ -62,7 +64,7 @@ def theory_label(trial: str) -> str:
 
 
 def predicted_point_config(L: int, V: int, P: float, convention, divide: float, draws: int = 4000, seed: int = 0,
-                           importance_draws: int = IMPORTANCE_DRAWS, trial: str = "gauge") -> dict[str, Any]:
+                           importance_draws: int = IMPORTANCE_DRAWS, trial: str = DEFAULT_TRIAL) -> dict[str, Any]:
     """The JSON-able configuration of one theory profile (a resumable sweep point, like a measurement).
 
     ``seed`` names the measurement's training set, on which the importance-sampled diagnosis weighs the
@@ -264,7 +266,7 @@ def default_P_grid(theory_P_star: float, points: int = 6) -> list[int]:
 
 
 def posterior_P_star(L: int, V: int, convention, low: float = 20.0, high: float = 20_000.0, points: int = 16,
-                     draws: int = 20_000, averages: str = "quadrature", trial: str = "gauge"):
+                     draws: int = 20_000, averages: str = "quadrature", trial: str = DEFAULT_TRIAL):
     """The posterior theory's P* on a geometric scan of ``[low, high]`` (``None`` without a jump there).
 
     ``averages``: the theory's row averages (:data:`~emergence.numerics.copy_head.posterior.AVERAGES`); ``draws``
@@ -309,7 +311,7 @@ def comparison_cost(config: dict[str, Any]) -> float:
 def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dict[str, Any], out: str,
                                executor=None, seed: int = 0, theory_draws: int | None = None,
                                theory_P_star: float | None = None, progress: bool = True,
-                               trial: str = "gauge") -> dict[str, Any]:
+                               trial: str = DEFAULT_TRIAL) -> dict[str, Any]:
     """The whole softmax free-energy comparison: theory profiles and umbrella points (both resumable sweeps), saddle, agreement.
 
     ``theory_P_star``: the posterior theory's P* if already known (:func:`posterior_P_star`, scanned on its

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from emergence.base.errors import InvalidArgumentError
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
 
 POSTERIOR_METHODS = ("umbrella", "hmc", "replica-exchange")
@@ -63,7 +64,7 @@ def _over_defaults(settings: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 def run_posterior_validation(attention: str, L: int, V: int, P: Sequence[int] | None, method: str, convention,
                              settings: dict[str, Any], *, out: str, executor=None, seed: int = 0,
                              theory_draws: int | None = None, progress: bool = True,
-                             theory_P_star: float | None = None, trial: str = "gauge") -> dict[str, Any]:
+                             theory_P_star: float | None = None, trial: str = DEFAULT_TRIAL) -> dict[str, Any]:
     """Sample the posterior of the ``attention`` copy task at sizes ``L``, ``V`` on the grid ``P`` by ``method``
     and set it beside the posterior theory and the saddle.
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from emergence.base.errors import EmergenceError
+from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
 from emergence.validation.copy_task.posterior_free_energy import (
     PER_POINT_KEYS, bulk_comparison, judged_agreement, measured_P_star, posterior_P_star, predicted_point_config,
     predicted_record, run_predicted_point)
@@ -82,7 +83,7 @@ def common_setting(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return settings[0]
 
 
-def judge_measurement(records: Sequence[dict[str, Any]], trial: str = "gauge", theory_draws: int | None = None,
+def judge_measurement(records: Sequence[dict[str, Any]], trial: str = DEFAULT_TRIAL, theory_draws: int | None = None,
                       importance_draws: int = 0, progress: bool = True) -> dict[str, Any]:
     """The records' merged measurement judged against the posterior theory with ``trial``.
 

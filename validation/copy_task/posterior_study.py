@@ -197,7 +197,8 @@ def record_source(record: dict[str, Any]) -> dict[str, Any]:
     return {key: record["provenance"].get(key) for key in SOURCE_KEYS}
 
 
-def rows_from_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def rows_from_records(records: Sequence[dict[str, Any]], theory: dict[int, dict[str, Any]] | None = None
+                      ) -> dict[str, Any]:
     r"""The study (``{"rows", "summary"}``, :func:`study_row`, :func:`study_summary`) from saved umbrella validation
     records (each with ``measured``, ``saddle``, ``predicted`` and ``provenance``, whose ``config`` names ``L``)
     instead of new sampling.  Records of one L are merged point by point in the order given
@@ -205,7 +206,9 @@ def rows_from_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     (:func:`~emergence.validation.copy_task.posterior_free_energy.measured_P_star`).  Each row adds ``points``
     (the merged points) and ``sources`` (:func:`record_source`, in the order of the points' ``source``); its
     ``extensions`` is 0 (none were run).  Records of one L that disagree on the saddle's or the theory's
-    :math:`P^*` are a ``ValueError``.
+    :math:`P^*` are a ``ValueError``.  ``theory``: where given, ``{L: {"P_star", "trial", "source"}}``, the theory's
+    :math:`P^*` computed again (another trial than the records'), which replaces the records' in the row's ``theory``,
+    ``theory_over_sampled`` and ``law_ratio``; the row says so in ``theory_trial`` and ``theory_source``.
     """
     by_size: dict[int, list[dict[str, Any]]] = {}
     for record in records:
@@ -217,7 +220,11 @@ def rows_from_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         measured = {"P": P, "converged": converged,
                     "P_star": measured_P_star(P, [point["delta_F"] for point in points],
                                               [point["delta_F_error"] for point in points], converged)}
+        recorded = _shared_value(L, by_size[L], "predicted")
         report = {"measured": measured, "saddle": {"P_star": _shared_value(L, by_size[L], "saddle")},
-                  "predicted": {"P_star": _shared_value(L, by_size[L], "predicted")}}
-        rows.append(study_row(L, report, 0) | {"points": points, "sources": [record_source(r) for r in by_size[L]]})
+                  "predicted": {"P_star": recorded if theory is None else theory[L]["P_star"]}}
+        again = {} if theory is None else {"theory_trial": theory[L]["trial"], "theory_source": theory[L]["source"],
+                                           "theory_recorded": recorded}
+        rows.append(study_row(L, report, 0) | again | {"points": points,
+                                                       "sources": [record_source(r) for r in by_size[L]]})
     return {"rows": rows, "summary": study_summary(rows)}

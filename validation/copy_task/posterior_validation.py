@@ -112,12 +112,13 @@ def run_posterior_point(config: dict[str, Any], device: str = "cpu") -> dict[str
 
 
 def predicted_posterior(L: int, V: int, convention, P_grid, draws: int = 20_000) -> dict[str, Any]:
-    """Posterior theory on ``P_grid`` (softmax model T): modes, weights, mode-averaged means and ``P_star``."""
-    from emergence.numerics.copy_head.posterior import PosteriorTheory
+    """Posterior theory on ``P_grid`` (softmax model T, the default trial): modes, weights, mode-averaged means and ``P_star``."""
+    from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL, PosteriorTheory
     from emergence.numerics.copy_head.posterior_action import posterior_transition
+    from emergence.validation.copy_task.posterior_free_energy import theory_label
 
     result = posterior_transition(PosteriorTheory(L, V, convention, draws=draws), P_grid)
-    record: dict[str, Any] = {"label": "posterior (mean-field bulk, gauge-correct Gaussian trial; reconstructed theory)", "P": list(map(float, P_grid)),
+    record: dict[str, Any] = {"label": theory_label(DEFAULT_TRIAL), "P": list(map(float, P_grid)),
                               "P_star": result["P_star"]}
     weights = []
     for modes in result["modes"]:

@@ -20,6 +20,7 @@ def add_arguments(parser):
     from emergence.cli.commands._checks import PLOT_FORMATS, add_executor_arguments, integer, output_file, seed
     from emergence.validation.copy_task.config import POSTERIOR_DEFAULTS as REPLICA
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS as HMC
+    from emergence.numerics.copy_head.posterior import DEFAULT_TRIAL
     from emergence.validation.copy_task.posterior_free_energy import VERDICT_TRIALS
     from emergence.validation.copy_task.posterior_methods import POSTERIOR_METHODS
 
@@ -79,9 +80,9 @@ def add_arguments(parser):
     parser.add_argument("--theory-draws", type=integer(100), default=None,
                         help="Monte Carlo draws of the posterior theory (softmax: rows, default 20000 for P* and 4000 "
                              "per profile; linear: weight draws under the law, default 256)")
-    parser.add_argument("--trial", choices=tuple(VERDICT_TRIALS), default="gauge",
-                        help="softmax, umbrella: the posterior theory's trial, gauge (gauge-correct Gaussian) or block "
-                             "(KL-optimal per-block variances; default %(default)s)")
+    parser.add_argument("--trial", choices=tuple(VERDICT_TRIALS), default=DEFAULT_TRIAL,
+                        help="softmax, umbrella: the posterior theory's trial, block (KL-optimal per-block variances) "
+                             "or gauge (gauge-correct Gaussian); default %(default)s")
     parser.add_argument("--from-record", nargs="+", default=None, metavar="FILE",
                         help="softmax: judge saved umbrella validations (their JSON) against the theory of --trial "
                              "without resampling; several files of one setting are merged point by point, a later "
