@@ -36,7 +36,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.free_energy import training_data_seed
 from emergence.validation.copy_task.models import CopyAttentionModel
-from emergence.validation.copy_task.posterior_diagnosis import trial_potential
+from emergence.validation.copy_task.posterior_diagnosis import held_out_r2, trial_potential
 
 KNOTS = np.linspace(0.0, 1.0, 11)
 """Knots of the hat functions of the additive row law."""
@@ -97,15 +97,6 @@ def tilted_bound(X: np.ndarray, log_weight: np.ndarray) -> dict[str, float]:
             "ess": float(1 / (tilt**2).sum()), "held_out": int(len(held))}
 
 
-def test_r2(X: np.ndarray, y: np.ndarray) -> float:
-    """R^2 on the last quarter of a least-squares fit (with intercept) on the first three quarters."""
-    X = np.column_stack([np.ones(len(y)), X])
-    cut = 3 * len(y) // 4
-    coefficients, *_ = np.linalg.lstsq(X[:cut], y[:cut], rcond=None)
-    residual = y[cut:] - X[cut:] @ coefficients
-    return float(1 - residual.var() / y[cut:].var())
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--L", type=int, required=True)
@@ -133,8 +124,8 @@ def main(argv=None) -> int:
               "ratios": dict(mode.ratios), "log_weight_var": float(log_weight.var()),
               "gap": float(-log_weight.mean() - (np.log(len(log_weight)) - np.logaddexp.reduce(log_weight))),
               "draw_aG": {"mean": float(groups["collective"][:, 0].mean()), "sd": float(groups["collective"][:, 0].std())},
-              "test_R2": {name: test_r2(X, log_weight) for name, X in groups.items()}}
-    result["test_R2"]["all"] = test_r2(np.column_stack(list(groups.values())), log_weight)
+              "test_R2": {name: held_out_r2(X, log_weight) for name, X in groups.items()}}
+    result["test_R2"]["all"] = held_out_r2(np.column_stack(list(groups.values())), log_weight)
     design = np.column_stack([groups["additive row law"][:, 1:]])  # the first hat is collinear with the intercept
     coefficients, *_ = np.linalg.lstsq(np.column_stack([np.ones(len(log_weight)), design]), log_weight, rcond=None)
     result["tilted_bound"] = tilted_bound(design, log_weight)

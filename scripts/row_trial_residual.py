@@ -27,6 +27,7 @@ from emergence.validation.copy_task.config import CopyTaskConvention
 from emergence.validation.copy_task.data import copy_task_batch
 from emergence.validation.copy_task.free_energy import training_data_seed
 from emergence.validation.copy_task.models import CopyAttentionModel
+from emergence.validation.copy_task.posterior_diagnosis import held_out_r2
 
 
 def log_weights(theta: np.ndarray, log_q: np.ndarray, L: int, V: int, P: int, convention, chunk: int = 250) -> np.ndarray:
@@ -61,15 +62,6 @@ def features(theta: np.ndarray, V: int) -> dict[str, np.ndarray]:
             "block norms (token/position rows x columns)": norms}
 
 
-def test_r2(X: np.ndarray, y: np.ndarray) -> float:
-    """R^2 on the last quarter of a least-squares fit (with intercept) on the first three quarters."""
-    X = np.column_stack([np.ones(len(y)), X])
-    cut = 3 * len(y) // 4
-    coefficients, *_ = np.linalg.lstsq(X[:cut], y[:cut], rcond=None)
-    residual = y[cut:] - X[cut:] @ coefficients
-    return float(1 - residual.var() / y[cut:].var())
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--L", type=int, required=True)
@@ -92,8 +84,8 @@ def main(argv=None) -> int:
     result = {"L": args.L, "V": args.V, "P": args.P, "draws": args.draws, "seed": args.seed, "aG": mode.aG,
               "log_weight_var": float(weights.var()),
               "gap": float(-weights.mean() - (np.log(len(weights)) - np.logaddexp.reduce(weights))),
-              "test_R2": {name: test_r2(X, weights) for name, X in groups.items()}}
-    result["test_R2"]["all"] = test_r2(np.column_stack(list(groups.values())), weights)
+              "test_R2": {name: held_out_r2(X, weights) for name, X in groups.items()}}
+    result["test_R2"]["all"] = held_out_r2(np.column_stack(list(groups.values())), weights)
     result["versions"] = {"torch": torch.__version__, "numpy": np.__version__}
     result["seconds"] = time.time() - start
     print(json.dumps(result))

@@ -179,6 +179,26 @@ def trial_potential(L: int, V: int, P: int, convention: CopyTaskConvention, seed
     return potential
 
 
+def held_out_r2(features: np.ndarray, log_weight: np.ndarray) -> float:
+    r"""How much of the log importance weights a feature group explains: :math:`R^2` on the last quarter of
+    ``log_weight (N,)`` from a least-squares fit (with intercept) on ``features (N, k)`` over the first three quarters.
+
+    Near 0 for a group along which the trial already matches the posterior; negative where the fit does not carry
+    over to unseen draws (too many features for the draws).
+
+    >>> x = np.linspace(0.0, 1.0, 400)
+    >>> round(held_out_r2(x[:, None], 2 * x), 12)
+    1.0
+    >>> held_out_r2(x[:, None], np.sin(97 * x)) < 0.1
+    True
+    """
+    design = np.column_stack([np.ones(len(log_weight)), features])
+    cut = 3 * len(log_weight) // 4
+    coefficients, *_ = np.linalg.lstsq(design[:cut], log_weight[:cut], rcond=None)
+    residual = log_weight[cut:] - design[cut:] @ coefficients
+    return float(1 - residual.var() / log_weight[cut:].var())
+
+
 def importance_summary(log_weight: np.ndarray, seed: int = 0, bootstrap: int = 200) -> dict[str, float]:
     r""":math:`F_Q = \mathbb E_Q[-\ln w]`, :math:`F_{\rm IS} = -\ln\frac1N\sum_nw_n`, bootstrap errors over draws of
     :math:`F_{\rm IS}` and of the gap :math:`F_Q - F_{\rm IS}`, and the log-weight spread, from ``log_weight (N,)``."""

@@ -23,17 +23,18 @@ import torch
 
 from emergence.base.progress import report_steps
 from emergence.validation.samplers.dual_averaging import DualAveraging
-from emergence.validation.samplers.hmc import HMC, HMCState
+from emergence.validation.samplers.hmc import HMC
+from emergence.validation.samplers.leapfrog import ChainState
 
-def _after(sampler: HMC, state: HMCState, after_trajectory: Callable[[], bool] | None) -> HMCState:
+def _after(sampler: HMC, state: ChainState, after_trajectory: Callable[[], bool] | None) -> ChainState:
     """The state after the hook: recomputed (one gradient) where the hook moved the parameters."""
     if after_trajectory is not None and after_trajectory():
         return sampler.init()
     return state
 
 
-def warm_up(sampler: HMC, state: HMCState, warmup: int, total: int,
-            after_trajectory: Callable[[], bool] | None) -> HMCState:
+def warm_up(sampler: HMC, state: ChainState, warmup: int, total: int,
+            after_trajectory: Callable[[], bool] | None) -> ChainState:
     r"""Stan's three warm-up stages (:func:`adapt_and_sample`) of ``warmup`` steps from ``state``; sets the
     sampler's step size ``(R,)`` and inverse mass and returns the state after them.  ``total``: the steps of the
     whole run, for the progress report."""

@@ -2,7 +2,7 @@ r"""Metropolis-adjusted Hamiltonian Monte Carlo, batched over chains, in the ``s
 
 :class:`HMC` samples :math:`\pi(\theta) \propto e^{-U(\theta)}` exactly (the Metropolis test removes the
 leapfrog discretisation bias that SGLD keeps).  Its settings are a frozen :class:`HMCSettings`; its state
-(:class:`HMCState`) carries the potential and its gradient at the current positions, so a trajectory starts
+(:class:`~emergence.validation.samplers.leapfrog.ChainState`) carries the potential and its gradient at the current positions, so a trajectory starts
 from the gradient the previous one ended with and costs ``leapfrog_steps`` gradients, not one more; each
 :meth:`HMC.step` returns the new state and an :class:`HMCInfo` (acceptance, energy error).  The integrator is
 :func:`~emergence.validation.samplers.leapfrog.leapfrog`; the warm-up that tunes each chain's step size and
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from emergence.validation.samplers.leapfrog import leapfrog, per_chain, potential_and_gradient
+from emergence.validation.samplers.leapfrog import ChainState, leapfrog, per_chain, potential_and_gradient
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,6 @@ class HMCSettings:
             raise ValueError(f"HMC needs leapfrog_steps >= 1, got {self.leapfrog_steps}")
         if not 0 < self.target_acceptance < 1:
             raise ValueError(f"HMC needs a target acceptance in (0, 1), got {self.target_acceptance}")
-
-
-@dataclass(frozen=True)
-class HMCState:
-    """The chains' positions (the sampler's parameters, moved in place, ``(R, ...)`` each), the potential ``(R,)``
-    there and its gradients (one per position tensor)."""
-
-    positions: tuple[torch.Tensor, ...]
-    potential: torch.Tensor
-    gradients: tuple[torch.Tensor, ...]
 
 
 @dataclass(frozen=True)
@@ -112,10 +102,10 @@ class HMC:
         self.gradient_evaluations += 1
         return potential_and_gradient(self.potential, self.parameters)
 
-    def init(self) -> HMCState:
+    def init(self) -> ChainState:
         """The state at the current parameters: the potential and its gradient (one gradient evaluation)."""
         potential, gradients = self._potential_and_gradient()
-        return HMCState(tuple(self.parameters), potential, tuple(gradients))
+        return ChainState(tuple(self.parameters), potential, tuple(gradients))
 
     def _kinetic(self, momenta) -> torch.Tensor:
         return sum(0.5 * (p * p * m).flatten(1).sum(1) for p, m in zip(momenta, self.inverse_mass))
@@ -130,7 +120,7 @@ class HMC:
         return torch.rand(shape, generator=self.generator, dtype=reference.dtype, device="cpu").to(reference.device)
 
     @torch.no_grad()
-    def step(self, state: HMCState) -> tuple[HMCState, HMCInfo]:
+    def step(self, state: ChainState) -> tuple[ChainState, HMCInfo]:
         """One trajectory of every chain from ``state`` (which must be at the current parameters)."""
         device, dtype = self.parameters[0].device, self.parameters[0].dtype
         start = [p.detach().clone() for p in self.parameters]
@@ -145,7 +135,7 @@ class HMC:
         rejected = ~(torch.log(self._draw(self.runs)) < log_accept)
         for theta, theta_0 in zip(self.parameters, start):
             theta.copy_(torch.where(per_chain(rejected, theta), theta_0, theta))
-        kept = HMCState(state.positions, torch.where(rejected, state.potential, potential),
+        kept = ChainState(state.positions, torch.where(rejected, state.potential, potential),
                         tuple(torch.where(per_chain(rejected, g), g_0, g) for g_0, g in zip(state.gradients, gradients)))
         info = HMCInfo(log_accept.exp(), ~rejected, end_energy - start_energy, self.settings.leapfrog_steps)
         return kept, info

@@ -30,6 +30,7 @@ current positions (each chain's gradient is that of the sum).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -40,6 +41,16 @@ PotentialAndGradient = Callable[[], tuple[torch.Tensor, list[torch.Tensor]]]
 def per_chain(values: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """An ``(R,)`` tensor shaped to broadcast against a tensor ``like`` ``(R, ...)``."""
     return values.reshape(-1, *[1] * (like.dim() - 1))
+
+
+@dataclass(frozen=True)
+class ChainState:
+    """A kernel's state: the chains' positions (moved in place, ``(R, ...)`` each), the potential ``(R,)`` there and its
+    gradients (one per position tensor), so the next step starts from the gradient this one ended with."""
+
+    positions: tuple[torch.Tensor, ...]
+    potential: torch.Tensor
+    gradients: tuple[torch.Tensor, ...]
 
 
 def potential_and_gradient(potential: Callable[[], torch.Tensor],

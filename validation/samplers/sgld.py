@@ -2,7 +2,7 @@ r"""Stochastic gradient Langevin dynamics: one update, a ``step(state) -> (state
 ``torch.optim.Optimizer`` adapter over the same update (devinterp's conventions).
 
 :func:`langevin_update` is the update equation, with its settings a frozen :class:`SGLDSettings`; :class:`Langevin`
-is the kernel, whose state (:class:`SGLDState`) carries the positions, the potential there and its gradient, so
+is the kernel, whose state (:class:`~emergence.validation.samplers.leapfrog.ChainState`) carries the positions, the potential there and its gradient, so
 that each step costs one gradient (the one at the point it moves to); :class:`SGLD` is the optimiser that applies
 the same update to ``p.grad`` (training loops that call ``loss.backward()`` themselves).
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from emergence.validation.samplers.leapfrog import potential_and_gradient
+from emergence.validation.samplers.leapfrog import ChainState, potential_and_gradient
 
 
 def block_normal(shape, generators: Sequence[torch.Generator | None], blocks: Sequence[int] | None,
@@ -108,16 +108,6 @@ def langevin_update(position: torch.Tensor, gradient: torch.Tensor, step_size: f
 
 
 @dataclass(frozen=True)
-class SGLDState:
-    """The chains' positions (the kernel's parameters, moved in place, ``(R, ...)`` each), the potential ``(R,)``
-    there and its gradients (one per position tensor)."""
-
-    positions: tuple[torch.Tensor, ...]
-    potential: torch.Tensor
-    gradients: tuple[torch.Tensor, ...]
-
-
-@dataclass(frozen=True)
 class SGLDInfo:
     """One update of every chain: the potential ``(R,)`` it started from and the gradients it took."""
 
@@ -147,13 +137,13 @@ class Langevin:
         self.generator = generator
         self.gradient_evaluations = 0
 
-    def init(self) -> SGLDState:
+    def init(self) -> ChainState:
         """The state at the current parameters: the potential and its gradient (one gradient evaluation)."""
         self.gradient_evaluations += 1
         potential, gradients = potential_and_gradient(self.potential, self.parameters)
-        return SGLDState(tuple(self.parameters), potential, tuple(gradients))
+        return ChainState(tuple(self.parameters), potential, tuple(gradients))
 
-    def step(self, state: SGLDState) -> tuple[SGLDState, SGLDInfo]:
+    def step(self, state: ChainState) -> tuple[ChainState, SGLDInfo]:
         """One update of every chain from ``state`` (which must be at the current parameters)."""
         for position, gradient, anchor in zip(self.parameters, state.gradients, self.anchors):
             langevin_update(position, gradient, self.step_size, self.settings,
