@@ -843,8 +843,8 @@ window centres and the basin divide inside (0, 1), the replica-exchange ladder f
 
 def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
     """Each sampler setting a known field of ``method``'s defaults, of its default's kind: counts >= 1
-    (``warmup``, ``burn_in``, ``exchange_every``, ``first_draws`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`), at least two distinct
-    window centres, a tempering of the ladder (``likelihood``; ``full`` only with ``coldest`` = 1)."""
+    (``warmup``, ``burn_in``, ``exchange_every``, ``first_draws`` >= 0), positive numbers (within :data:`SAMPLER_RANGES`;
+    ``kappa`` also one per window centre), at least two distinct window centres, a tempering of the ladder (``likelihood``; ``full`` only with ``coldest`` = 1)."""
     from emergence.base import arguments as check
     from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS, POSTERIOR_DEFAULTS
 
@@ -862,6 +862,12 @@ def _check_sampler_settings(settings: dict[str, Any], method: str) -> None:
         default = defaults[name]
         if name == "tempering":
             check.choice(name, value, ("likelihood", "full"))
+        elif name == "kappa" and isinstance(value, (list, tuple)):  # one stiffness per window
+            stiffness = check.sequence(name, value, within)
+            windows = len(settings.get("centres", defaults["centres"]))
+            if len(stiffness) != windows:
+                raise InvalidArgumentError(name, f"must be one number, or one per window ({windows} centres), got "
+                                                 f"{len(stiffness)} values")
         elif isinstance(default, int):
             check.integer(name, value, 0 if name in ("warmup", "burn_in", "exchange_every", "first_draws") else 1)
         elif isinstance(default, float):

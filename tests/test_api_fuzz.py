@@ -255,8 +255,27 @@ WORK = {
 replaced by :class:`WorkStarted` in these tests."""
 
 
+@pytest.fixture(scope="module")
+def every_engine_module():
+    """Every engine module imported before the first guard: a module first imported under it would bind the guard
+    in place of the work function (``from ... import phase_diagram``) for the rest of the session, and a later test
+    file run in the same session (``pytest tests/test_api_fuzz.py tests/test_validate_posterior.py``) would fail."""
+    import importlib
+    import pkgutil
+
+    import emergence
+
+    for module in pkgutil.walk_packages(emergence.__path__, "emergence."):
+        if not module.name.endswith("__main__"):
+            try:
+                importlib.import_module(module.name)
+            except ModuleNotFoundError as error:  # a module of an extra that is not installed
+                if (error.name or "").startswith("emergence"):
+                    raise
+
+
 @pytest.fixture
-def guarded(monkeypatch, tmp_path):
+def guarded(monkeypatch, tmp_path, every_engine_module):
     """Work raises :class:`WorkStarted`; the current folder is an empty temporary one ("." is a folder)."""
     import importlib
 

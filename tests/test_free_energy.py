@@ -238,3 +238,20 @@ def test_a_point_that_misses_the_diagnostics_draws_to_its_cap_and_is_not_converg
     result = run_free_energy_point(config)
     assert result["draws"] == 24 and result["samples"] == 3 * 2 * 24
     assert not result["converged"]
+
+
+def test_each_window_keeps_its_own_stiffness_and_its_centre():
+    """``kappa`` one per window: the pairs are sorted by centre together, a stiff window holds a_G at its centre
+    and a soft one lets it spread; a list of the wrong length is refused."""
+    from emergence.validation.copy_task.free_energy import sample_windows, umbrella_point_config, window_stiffness
+
+    config = umbrella_point_config(4, 2, 6, SOFTMAX, seed=3, centres=[0.5, 0.2], kappa=[1.0, 1e4], chains=2,
+                                   warmup=30, draws=30, first_draws=0, leapfrog=4, min_overlap=0.0)
+    assert config["centres"] == [0.2, 0.5] and config["kappa"] == [1e4, 1.0]
+    sampled = sample_windows(config, config["centres"], config["kappa"])
+    aG = sampled["samples"]["aG"].numpy().reshape(2, -1)  # (windows, chains * draws)
+    stiff, soft = aG
+    assert abs(stiff.mean() - 0.2) < 0.02 and stiff.std() < 0.02, (stiff.mean(), stiff.std())  # 1/sqrt(1e4) = 0.01
+    assert soft.std() > 2 * stiff.std(), (soft.std(), stiff.std())
+    with pytest.raises(ValueError, match="one stiffness per window"):
+        window_stiffness([1.0, 2.0], 3)

@@ -25,14 +25,21 @@ def exact_delta_F() -> float:
     return float(-np.log(np.trapezoid(density * (x >= 0), x) / np.trapezoid(density * (x < 0), x)))
 
 
-@pytest.fixture(scope="module")
-def window_draws():
-    """HMC in each window (windows x chains batched as runs): draws of x, shape (K, chains, draws)."""
-    centres = torch.tensor(np.repeat(CENTRES, CHAINS), dtype=torch.float64)
+CLOSE = np.union1d(CENTRES, np.linspace(-0.45, 0.45, 4))
+STIFF = np.where(np.abs(CLOSE) < 0.5, 4 * KAPPA, KAPPA)
+"""Stiffer, closer windows: four times stiffer and at half the spacing on the barrier top, as placed where a
+profile bends down faster than a soft bias holds."""
+
+
+def _window_draws(windows: np.ndarray, kappa: np.ndarray) -> np.ndarray:
+    """HMC in each window ``windows (K,)`` (windows x chains batched as runs) of stiffness ``kappa (K,)``: draws of
+    x, shape (K, chains, draws)."""
+    centres = torch.tensor(np.repeat(windows, CHAINS), dtype=torch.float64)
+    stiffness = torch.tensor(np.repeat(kappa, CHAINS), dtype=torch.float64)
     x = torch.nn.Parameter(centres.clone()[:, None])
 
     def potential():
-        return HEIGHT * (x[:, 0] ** 2 - 1) ** 2 + TILT * x[:, 0] + 0.5 * KAPPA * (x[:, 0] - centres) ** 2
+        return HEIGHT * (x[:, 0] ** 2 - 1) ** 2 + TILT * x[:, 0] + 0.5 * stiffness * (x[:, 0] - centres) ** 2
 
     sampler = HMC([x], potential, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(3))
     result = adapt_and_sample(sampler, warmup=200, draws=600, record=lambda: {"x": x[:, 0].detach().clone()})
@@ -40,7 +47,17 @@ def window_draws():
     # every draw near the windows (the largest |x| is 1.53 for windows at |xi| <= 1.5): a broken sampler's draws
     # (|x| ~ 1e50 with the Metropolis test's sign flipped) fail here instead of keeping MBAR's solver for minutes
     assert np.all(np.abs(draws) < 3), np.abs(draws).max()
-    return draws.reshape(len(CENTRES), CHAINS, -1)[:, :, ::3]
+    return draws.reshape(len(windows), CHAINS, -1)[:, :, ::3]
+
+
+@pytest.fixture(scope="module")
+def window_draws():
+    return _window_draws(CENTRES, np.full(len(CENTRES), KAPPA))
+
+
+@pytest.fixture(scope="module")
+def stiff_window_draws():
+    return _window_draws(CLOSE, STIFF)
 
 
 def test_umbrella_mbar_recovers_the_double_well_free_energy_difference(window_draws):
@@ -69,3 +86,15 @@ def test_a_basin_without_draws_has_no_mass_not_the_rounding_of_the_other(seed):
     profile = free_energy_profile(draws, centres, kappa, divide=float(draws.min()) - 0.01, bins=np.linspace(0, 1, 21),
                                   bootstrap=5, seed=seed)
     assert profile.delta_F == -np.inf and profile.mass_high == 1.0
+
+
+def test_windows_of_their_own_stiffness_recover_the_free_energy_difference_and_one_stiffness_for_all_does_not(
+        stiff_window_draws):
+    """MBAR told each window's own stiffness recovers the exact Delta F; told one stiffness for all (KAPPA for the
+    stiff windows on the barrier too) it weighs their draws by the wrong bias and misses."""
+    bins, exact = np.linspace(-1.8, 1.8, 25), exact_delta_F()
+    profile = free_energy_profile(stiff_window_draws, CLOSE, STIFF, divide=0.0, bins=bins, bootstrap=20)
+    assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.02, (profile.delta_F, profile.delta_F_error, exact)
+    assert profile.overlap_min > 0.03
+    wrong = free_energy_profile(stiff_window_draws, CLOSE, KAPPA, divide=0.0, bins=bins, bootstrap=20)
+    assert abs(wrong.delta_F - exact) > 3 * wrong.delta_F_error + 0.02, (wrong.delta_F, wrong.delta_F_error, exact)

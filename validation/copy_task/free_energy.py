@@ -10,7 +10,8 @@ the previous token averaged over the ``P`` training sequences and their position
 
 differentiable in :math:`W_{QK}` (:meth:`~emergence.validation.copy_task.models.CopyAttentionModel.previous_token_attention`).  One sweep point (one
 :math:`P`, :func:`run_free_energy_point`) runs ``chains`` HMC chains in each of ``K`` harmonic
-windows :math:`\tfrac{\kappa}{2}(a_G - a_k)^2`, all ``K * chains`` of them as one batched model on
+windows :math:`\tfrac{\kappa_k}{2}(a_G - a_k)^2` (one stiffness for every window, or one per window: stiffer
+windows where the profile bends down faster than a soft bias can hold), all ``K * chains`` of them as one batched model on
 the same training set, and combines the windows with MBAR
 (:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  Neighbouring windows swap
 configurations every ``exchange_every`` trajectories
@@ -83,6 +84,9 @@ def umbrella_point_config(L: int, V: int, P: int, convention: CopyTaskConvention
     if attention == "linear":
         config.update(centres=[0.0], kappa=0.0)
     config["centres"] = [float(c) for c in config["centres"]]
+    if np.ndim(config["kappa"]) == 1:  # one stiffness per window, kept with its centre in increasing order
+        pairs = sorted(zip(config["centres"], (float(k) for k in config["kappa"])))
+        config["centres"], config["kappa"] = [c for c, _ in pairs], [k for _, k in pairs]
     return config
 
 
@@ -181,9 +185,27 @@ def diagnostics_stopping_rule(config: dict[str, Any], windows: int) -> StoppingR
     return StoppingRule(first, DRAW_BLOCK, lambda recorded: windows_converged(recorded["aG"], windows))
 
 
-def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = "cpu") -> dict[str, Any]:
-    """One HMC pass of every window ``centres (K,)`` and chain of ``config``, batched; with window exchange every
-    ``exchange_every`` trajectories (0: none; softmax with two or more windows only).
+def window_stiffness(kappa, windows: int) -> np.ndarray:
+    r"""The stiffness :math:`\kappa_k` of each of ``windows`` windows ``(windows,)``: ``kappa`` a float (every window)
+    or one value per window.
+
+    >>> window_stiffness(800.0, 3).tolist(), window_stiffness([800, 3200], 2).tolist()
+    ([800.0, 800.0, 800.0], [800.0, 3200.0])
+    >>> window_stiffness([800.0, 3200.0], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: one stiffness per window: 2 values for 3 windows
+    """
+    stiffness = np.asarray(kappa, dtype=float)
+    if stiffness.ndim == 1 and len(stiffness) != windows:
+        raise ValueError(f"one stiffness per window: {len(stiffness)} values for {windows} windows")
+    return np.broadcast_to(stiffness, (windows,)).copy()
+
+
+def sample_windows(config: dict[str, Any], centres, kappa, device: str = "cpu") -> dict[str, Any]:
+    """One HMC pass of every window ``centres (K,)`` of stiffness ``kappa`` (a float or ``(K,)``) and chain of
+    ``config``, batched; with window exchange every ``exchange_every`` trajectories (0: none; softmax with two or
+    more windows only).
 
     Returns ``samples`` (:func:`~emergence.validation.samplers.adaptation.adapt_and_sample`'s record), ``cost``, ``gradient``
     (the gradient path), ``gradients`` (the sampler's gradient evaluations: ``leapfrog`` per trajectory, plus one at
@@ -195,12 +217,15 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
     convention = replace(convention, beta0=convention.beta0 / multiple)  # the probe's weight 1/k (module docstring)
     L, V, P, chains = config["L"], config["V"], config["P"], config["chains"]
     centres = np.asarray(centres, dtype=float)
+    stiffness = window_stiffness(kappa, len(centres))
+    biased = bool(np.any(stiffness > 0))
     runs = len(centres) * chains
     data_seed = training_data_seed(config["seed"], P)
     batch = copy_task_batch([multiple * P] * runs, L, V, [data_seed] * runs, convention.shift, convention.targets,
                             torch.float64, device)
     model = CopyAttentionModel(runs, L, V, convention, device=device)
     run_centres = torch.tensor(np.repeat(centres, chains), dtype=torch.float64, device=device)
+    run_stiffness = torch.tensor(np.repeat(stiffness, chains), dtype=torch.float64, device=device)
     exchange = None
     if config["attention"] == "softmax":
         start_windows(model, run_centres, config["seed"])
@@ -210,8 +235,8 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
             bulk = bulk_variance_ratios(model.logit_weights.detach(), V, model.logit_prior_variance)
             return {"aG": model.previous_token_attention(batch).detach(), **bulk}
 
-        if int(config["exchange_every"]) > 0 and len(centres) > 1 and kappa > 0:
-            windows = WindowExchangeSettings(tuple(centres), kappa, chains, every=int(config["exchange_every"]))
+        if int(config["exchange_every"]) > 0 and len(centres) > 1 and biased:
+            windows = WindowExchangeSettings(tuple(centres), tuple(stiffness), chains, every=int(config["exchange_every"]))
             exchange = WindowExchange([model.logit_weights], lambda: model.previous_token_attention(batch), windows,
                                       generator=torch.Generator().manual_seed(int(config["seed"]) + 29))
     else:
@@ -224,10 +249,10 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
             return measure_draw(model, batch, evaluation, "marginal", "HMC")
 
     def potential():
-        if kappa == 0:
+        if not biased:
             return model.marginal_potential(batch)
         action, aG = model.marginal_potential_and_previous_attention(batch)
-        return action + 0.5 * kappa * (aG - run_centres) ** 2
+        return action + 0.5 * run_stiffness * (aG - run_centres) ** 2
 
     # a first step of a tenth of the prior scale; dual averaging tunes it within the first iterations
     settings = HMCSettings(step_size=0.1 * math.sqrt(model.logit_prior_variance), leapfrog_steps=config["leapfrog"])
@@ -242,7 +267,7 @@ def sample_windows(config: dict[str, Any], centres, kappa: float, device: str = 
             "swap_acceptance": None if exchange is None else exchange.acceptance().tolist()}
 
 
-def _umbrella_profile(config: dict[str, Any], aG: np.ndarray, centres, kappa: float, ladders: bool):
+def _umbrella_profile(config: dict[str, Any], aG: np.ndarray, centres, kappa, ladders: bool):
     """MBAR's profile of the windows' draws ``aG (K, chains, draws)`` on the point's bins."""
     bins = np.linspace(0.0, 0.95, config["bins"] + 1)
     return free_energy_profile(aG, np.asarray(centres, dtype=float), kappa, divide=config["divide"], bins=bins,
@@ -253,19 +278,19 @@ def _placed_pass(config: dict[str, Any], device: str):
     """The softmax umbrella point's passes: windows added where a neighbour overlap is below ``min_overlap``
     (:func:`~emergence.validation.samplers.window_placement.place_windows`, at most ``max_windows``);
     returns the last pass (its ``gradients`` those of every pass), its profile, and the placement record."""
-    kappa = float(config["kappa"])
     ladders = int(config["exchange_every"]) > 0
     gradients = []
 
     def run_pass(centres, stiffness):
-        sampled = sample_windows(config, centres, kappa, device)
+        sampled = sample_windows(config, centres, stiffness, device)
         gradients.append(sampled["gradients"])
         aG = sampled["samples"]["aG"].cpu().numpy().reshape(len(centres), config["chains"], -1)
-        profile = _umbrella_profile(config, aG, centres, kappa, ladders)
+        profile = _umbrella_profile(config, aG, centres, stiffness, ladders)
         return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
 
     placement_settings = PlacementSettings(float(config["min_overlap"]), int(config["max_windows"]))
-    (sampled, profile), placement = place_windows(run_pass, config["centres"], kappa, placement_settings)
+    stiffness = window_stiffness(config["kappa"], len(config["centres"]))
+    (sampled, profile), placement = place_windows(run_pass, config["centres"], stiffness, placement_settings)
     return {**sampled, "gradients": sum(gradients)}, profile, placement
 
 
@@ -281,9 +306,9 @@ def run_free_energy_point(config: dict[str, Any], device: str = "cpu") -> dict[s
     """
     started = time.perf_counter()
     torch.set_num_threads(1)  # one core per point: small tensors, and 2-thread OpenMP under load was 7x slower
-    kappa = float(config["kappa"])
+    kappa = config["kappa"]
     profile = None
-    if kappa > 0:
+    if np.any(window_stiffness(kappa, len(config["centres"])) > 0):
         sampled, profile, placement = _placed_pass(config, device)
         centres = np.asarray(placement["centres"], dtype=float)
     else:

@@ -46,7 +46,9 @@ def add_arguments(parser):
                              "of the posterior theory; linear, geom:8:1024:8)")
     parser.add_argument("--windows", default=None,
                         help=f"umbrella: comma list of window centres in a_G (default {','.join(map(str, HMC['centres']))})")
-    parser.add_argument("--kappa", type=float, default=HMC["kappa"], help="umbrella: window stiffness (default %(default)s)")
+    parser.add_argument("--kappa", type=stiffness, default=HMC["kappa"],
+                        help="umbrella: window stiffness, one number or a comma list of one per --windows centre "
+                             "(stiffer windows where the profile bends down on the barrier; default %(default)s)")
     parser.add_argument("--exchange-every", type=integer(0), default=HMC["exchange_every"],
                         help="umbrella: swap neighbouring windows' configurations every N HMC trajectories (0: no "
                              "exchange; default %(default)s)")
@@ -98,6 +100,21 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=seed, default=0, help="seed of data and initialisation")
 
 
+def stiffness(text: str) -> float | list[float]:
+    """``--kappa 800`` (every window) or ``--kappa 800,3200,800`` (one per ``--windows`` centre, in its order).
+
+    >>> stiffness("800"), stiffness("800,3200")
+    (800.0, [800.0, 3200.0])
+    """
+    import argparse
+
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--kappa {text!r}: use a number or a comma list of numbers") from None
+    return values[0] if len(values) == 1 else values
+
+
 def study_sizes(text: str) -> list[int]:
     """``--study L=8,12,16`` (or ``8,12,16``): distinct context lengths, each at least the theory's minimum L."""
     import argparse
@@ -142,11 +159,12 @@ def size_settings(text: str) -> tuple[int, dict]:
 
 def _size_setting(name: str, value: str):
     """One ``--size-settings`` value: a colon list (windows: numbers, or range:FIRST:LAST:STEP inclusive; P-grid:
-    integers), a number (kappa, divide, min-overlap) or an integer (``ValueError`` otherwise)."""
+    integers; kappa: one number per window), a number (kappa, divide, min-overlap) or an integer (``ValueError``
+    otherwise)."""
     if name == "windows" and value.startswith("range:"):
         return _window_range(value.removeprefix("range:"))
-    if name in ("windows", "P-grid"):
-        return [(float if name == "windows" else int)(part) for part in value.split(":")]
+    if name in ("windows", "P-grid") or name == "kappa" and ":" in value:
+        return [(int if name == "P-grid" else float)(part) for part in value.split(":")]
     return float(value) if name in ("kappa", "divide", "min-overlap") else int(value)
 
 
@@ -180,12 +198,13 @@ def _settings(args, method: str) -> dict:
                   "tempering": args.tempering, "burn_in": args.burn_in, "thin": args.thin}
     else:
         _check_settings(args, method)
-        chosen = {"kappa": args.kappa, "divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
+        chosen = {"divide": args.divide, "warmup": args.warmup, "leapfrog": args.leapfrog,
                   "first_draws": args.first_draws,
                   "data_multiple": args.data_multiple, "exchange_every": args.exchange_every,
                   "min_overlap": args.min_overlap, "max_windows": args.max_windows}
+        chosen["kappa"] = args.kappa
         if args.windows is not None:
-            chosen["centres"] = _centres(args.windows)
+            chosen["centres"], chosen["kappa"] = _centres(args.windows, args.kappa)
     for key in ("chains", "draws"):
         if getattr(args, key) is not None:
             chosen[key] = getattr(args, key)
@@ -205,23 +224,30 @@ def _check_settings(args, method: str) -> None:
             raise EmergenceError(str(error)) from None
         if args.tempering == "full" and args.coldest < 1:
             raise EmergenceError("full tempering needs --coldest 1 (rungs below T = 1 only with likelihood tempering)")
-    elif not (args.kappa > 0 and 0 < args.divide < 1):
+    elif not (min(args.kappa if isinstance(args.kappa, list) else [args.kappa]) > 0 and 0 < args.divide < 1):
         raise EmergenceError(f"need --kappa > 0 and 0 < --divide < 1, got {args.kappa}, {args.divide}")
     elif not 0 <= args.min_overlap < 1:
         raise EmergenceError(f"need 0 <= --min-overlap < 1, got {args.min_overlap}")
 
 
-def _centres(text: str) -> list[float]:
-    """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted."""
+def _centres(text: str, kappa: float | list[float]) -> tuple[list[float], float | list[float]]:
+    """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted, each with its ``--kappa``
+    where that is a list (one per centre)."""
     from emergence.base.errors import EmergenceError
 
     try:
-        centres = sorted({float(part) for part in text.split(",")})
+        given = [float(part) for part in text.split(",")]
     except ValueError:
         raise EmergenceError(f"--windows {text!r}: use a comma list of numbers in (0, 1)") from None
-    if len(centres) < 2 or not all(0 < c < 1 for c in centres):
+    if len(set(given)) < 2 or not all(0 < c < 1 for c in given):
         raise EmergenceError(f"--windows {text!r}: need at least two distinct centres in (0, 1)")
-    return centres
+    if isinstance(kappa, float):
+        return sorted(set(given)), kappa
+    if len(kappa) != len(given) or len(set(given)) != len(given):
+        raise EmergenceError(f"--kappa: one stiffness per --windows centre, got {len(kappa)} for {len(given)} "
+                             f"centres{'' if len(set(given)) == len(given) else ' (some repeated)'}")
+    pairs = sorted(zip(given, kappa))
+    return [c for c, _ in pairs], [k for _, k in pairs]
 
 
 def _print_umbrella(report) -> None:
