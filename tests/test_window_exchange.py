@@ -218,7 +218,7 @@ def gaussian_pass(chains: int = 8, draws: int = 400):
         means, scale = kappa * np.asarray(centres) / (1 + kappa), (1 + kappa) ** -0.5
         samples = means[:, None, None] + scale[:, None, None] * rng.normal(size=(len(centres), chains, draws))
         profile = free_energy_profile(samples, centres, kappa, divide=0.0, bins=np.linspace(-2.5, 2.5, 11), bootstrap=10)
-        return profile, np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
+        return profile, np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)]), np.zeros(len(centres), bool)
 
     return run_pass
 
@@ -232,7 +232,7 @@ def test_refine_windows_adds_a_midpoint_only_where_the_overlap_is_short():
 def test_placement_adds_windows_where_the_overlap_is_low_until_every_overlap_reaches_the_target():
     run_pass = gaussian_pass()
     centres = [-2.0, -1.0, 0.0, 0.5, 1.0, 2.0]  # spacing 1 at kappa 10 (width 0.3): the outer pairs do not overlap
-    first, first_overlaps = run_pass(centres, [10.0] * len(centres))
+    first, first_overlaps, _ = run_pass(centres, [10.0] * len(centres))
     assert first_overlaps[0] < 0.1 and first_overlaps[-1] < 0.1 and first_overlaps[2] > 0.1
     profile, record = place_windows(run_pass, centres, 10.0, PlacementSettings(minimum=0.1, maximum_windows=20))
     assert record["met"] and record["message"] is None and record["passes"] >= 2
@@ -246,3 +246,66 @@ def test_placement_adds_windows_where_the_overlap_is_low_until_every_overlap_rea
 def test_placement_stops_at_the_cap_and_says_where_the_overlap_is_short():
     _, record = place_windows(gaussian_pass(), [-2.0, 0.0, 2.0], 10.0, PlacementSettings(minimum=0.1, maximum_windows=4))
     assert not record["met"] and "window cap 4" in record["message"] and "-2-0" in record["message"]
+
+
+STEEP = 12.0
+"""U(x) = STEEP (x^2 - 1)^2 + x/2: U''(0) = -48, so a window of stiffness 8 on the barrier top has two modes
+8 nats apart in barrier, and one of stiffness 32 (four times stiffer) a barrier of 1.3 nats."""
+STEEP_CENTRES = np.linspace(-1.5, 1.5, 13)
+SPLIT_RHAT = 1.1
+
+
+def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450):
+    """A pass of HMC windows on the steep double well: returns (profile, R-hat per window), the neighbour overlaps
+    and the windows whose chains split (R-hat above :data:`SPLIT_RHAT`; short chains' noise reaches 1.02-1.05 here,
+    the split window on the top 1.6)."""
+    def run_pass(centres, kappa):
+        centre = torch.tensor(np.repeat(centres, chains), dtype=torch.float64)
+        stiffness = torch.tensor(np.repeat(kappa, chains), dtype=torch.float64)
+        x = torch.nn.Parameter(centre.clone()[:, None])
+
+        def potential():
+            return STEEP * (x[:, 0] ** 2 - 1) ** 2 + 0.5 * x[:, 0] + 0.5 * stiffness * (x[:, 0] - centre) ** 2
+
+        sampler = HMC([x], potential, HMCSettings(step_size=0.05, leapfrog_steps=8),
+                      generator=torch.Generator().manual_seed(5))
+        recorded = adapt_and_sample(sampler, warmup, draws, lambda: {"x": x[:, 0].detach().clone()})
+        samples = recorded["x"].numpy().reshape(len(centres), chains, -1)
+        rhat = np.array([rhat_and_bulk_ess(window)[0] for window in samples])
+        profile = free_energy_profile(samples[:, :, ::3], centres, kappa, divide=0.0, bins=np.linspace(-1.8, 1.8, 25),
+                                      bootstrap=10)
+        overlaps = np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
+        return (profile, rhat), overlaps, rhat > SPLIT_RHAT
+
+    return run_pass
+
+
+def steep_exact_delta_F() -> float:
+    x = np.linspace(-4.0, 4.0, 200_001)
+    density = np.exp(-(STEEP * (x**2 - 1) ** 2 + 0.5 * x))
+    return float(-np.log(np.trapezoid(density * (x >= 0), x) / np.trapezoid(density * (x < 0), x)))
+
+
+def test_placement_stiffens_a_window_whose_chains_split_on_the_barrier_top_until_none_does():
+    """Soft windows (stiffness 8 < -U''(0) = 48) on the barrier top have two modes and their chains split; the
+    placement makes them four times stiffer with windows half-way to their neighbours until no window splits, and
+    the profile then gives the exact Delta F.  Without the stiffening (``stiffen`` 1) the split window stays."""
+    run_pass = steep_double_well_pass()
+    (_, rhat), _, split = run_pass(STEEP_CENTRES, np.full(len(STEEP_CENTRES), 8.0))
+    assert split[STEEP_CENTRES == 0.0].all(), rhat  # the window on the barrier top splits
+    (profile, rhat), record = place_windows(run_pass, STEEP_CENTRES, 8.0,
+                                            PlacementSettings(minimum=0.03, maximum_windows=40, stiffen=4.0))
+    assert record["met"] and record["passes"] >= 2 and max(rhat) <= SPLIT_RHAT, (record, rhat)
+    kappa = dict(zip(record["centres"], record["kappa"]))
+    assert kappa[0.0] >= 32.0 and kappa[1.5] == 8.0, kappa  # stiffer on the top, as soft as before in the wells
+    exact = steep_exact_delta_F()
+    assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.05, (profile.delta_F, profile.delta_F_error, exact)
+    (_, unstiffened_rhat), unstiffened = place_windows(run_pass, STEEP_CENTRES, 8.0,
+                                                       PlacementSettings(minimum=0.03, maximum_windows=40, stiffen=1.0))
+    assert max(unstiffened_rhat) > SPLIT_RHAT and set(unstiffened["kappa"]) == {8.0}
+
+
+def test_placement_at_its_cap_names_the_windows_that_still_split():
+    _, record = place_windows(steep_double_well_pass(draws=150), STEEP_CENTRES, 8.0,
+                              PlacementSettings(minimum=0.0, maximum_windows=13, stiffen=4.0))
+    assert not record["met"] and "chains split in the windows at" in record["message"] and " 0," in record["message"] + ","

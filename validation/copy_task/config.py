@@ -108,7 +108,8 @@ stops once every window meets them, :func:`~emergence.validation.copy_task.free_
 represented by k P sequences weighted 1/k, :func:`~emergence.validation.copy_task.free_energy.run_free_energy_point`),
 the window exchange (configurations of neighbouring windows swapped every ``exchange_every`` trajectories; 0: off,
 :mod:`~emergence.validation.samplers.window_exchange`) and the window placement (windows added half-way where a
-neighbour overlap is below ``min_overlap``, at most ``max_windows``; ``min_overlap`` 0: one pass)."""
+neighbour overlap is below ``min_overlap``, and windows whose chains split made stiffer, at most ``max_windows``;
+``min_overlap`` 0: one pass)."""
 
 PROFILE_POINTS = 24
 PROFILE_RANGE = (0.02, 0.9)

@@ -16,7 +16,8 @@ the same training set, and combines the windows with MBAR
 (:func:`~emergence.validation.samplers.umbrella.free_energy_profile`).  Neighbouring windows swap
 configurations every ``exchange_every`` trajectories
 (:class:`~emergence.validation.samplers.window_exchange.WindowExchange`), and where a neighbour overlap
-is below ``min_overlap`` after a pass, windows are added half-way and the pass is rerun
+is below ``min_overlap`` after a pass, windows are added half-way, where a window's chains split it is made
+stiffer with windows beside it, and the pass is rerun
 (:func:`~emergence.validation.samplers.window_placement.place_windows`).  With one window and
 :math:`\kappa = 0` it is plain (unbiased) HMC on the posterior.
 
@@ -68,6 +69,11 @@ RHAT_LIMIT = 1.01
 ESS_MINIMUM = 400
 OVERLAP_MINIMUM = 0.03
 """Diagnostics a point must meet to count: rank R-hat, bulk ESS per window, MBAR neighbour overlap."""
+SPLIT_RHAT = 1.1
+STIFFEN = 4.0
+"""A window whose chains split: rank R-hat above 1.1 after all its draws (the windows on the barrier that split read
+1.13 at L = 24 and 1.25 at L = 16; short chains' noise stays below 1.05).  The placement makes it ``STIFFEN`` times
+stiffer, with windows half-way to its neighbours (:mod:`~emergence.validation.samplers.window_placement`)."""
 
 
 def training_data_seed(seed: int, P: int) -> int:
@@ -275,9 +281,11 @@ def _umbrella_profile(config: dict[str, Any], aG: np.ndarray, centres, kappa, la
 
 
 def _placed_pass(config: dict[str, Any], device: str):
-    """The softmax umbrella point's passes: windows added where a neighbour overlap is below ``min_overlap``
-    (:func:`~emergence.validation.samplers.window_placement.place_windows`, at most ``max_windows``);
-    returns the last pass (its ``gradients`` those of every pass), its profile, and the placement record."""
+    """The softmax umbrella point's passes: windows added where a neighbour overlap is below ``min_overlap``, and
+    windows whose chains split (:data:`SPLIT_RHAT`) made :data:`STIFFEN` times stiffer with windows beside them
+    (:func:`~emergence.validation.samplers.window_placement.place_windows`, at most ``max_windows``; ``min_overlap``
+    0: one pass); returns the last pass (its ``gradients`` those of every pass), its profile, and the placement
+    record."""
     ladders = int(config["exchange_every"]) > 0
     gradients = []
 
@@ -286,9 +294,11 @@ def _placed_pass(config: dict[str, Any], device: str):
         gradients.append(sampled["gradients"])
         aG = sampled["samples"]["aG"].cpu().numpy().reshape(len(centres), config["chains"], -1)
         profile = _umbrella_profile(config, aG, centres, stiffness, ladders)
-        return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)])
+        split = np.array([rhat_and_bulk_ess(window)[0] > SPLIT_RHAT for window in aG])
+        return (sampled, profile), np.array([profile.overlap[k, k + 1] for k in range(len(centres) - 1)]), split
 
-    placement_settings = PlacementSettings(float(config["min_overlap"]), int(config["max_windows"]))
+    minimum = float(config["min_overlap"])
+    placement_settings = PlacementSettings(minimum, int(config["max_windows"]), STIFFEN if minimum > 0 else 1.0)
     stiffness = window_stiffness(config["kappa"], len(config["centres"]))
     (sampled, profile), placement = place_windows(run_pass, config["centres"], stiffness, placement_settings)
     return {**sampled, "gradients": sum(gradients)}, profile, placement

@@ -53,8 +53,9 @@ def add_arguments(parser):
                         help="umbrella: swap neighbouring windows' configurations every N HMC trajectories (0: no "
                              "exchange; default %(default)s)")
     parser.add_argument("--min-overlap", type=float, default=HMC["min_overlap"],
-                        help="umbrella: add windows half-way where a neighbour overlap is below this, and rerun "
-                             "(0: one pass; default %(default)s)")
+                        help="umbrella: add windows half-way where a neighbour overlap is below this, make a window "
+                             "whose chains split (R-hat above 1.1) four times stiffer with windows beside it, and "
+                             "rerun (0: one pass; default %(default)s)")
     parser.add_argument("--max-windows", type=integer(2), default=HMC["max_windows"],
                         help="umbrella: the most windows the placement may reach (default %(default)s)")
     parser.add_argument("--divide", type=float, default=HMC["divide"],
