@@ -249,13 +249,13 @@ def test_placement_stops_at_the_cap_and_says_where_the_overlap_is_short():
 
 
 STEEP = 12.0
-"""U(x) = STEEP (x^2 - 1)^2 + x/2: U''(0) = -48, so a window of stiffness 8 on the barrier top has two modes
-8 nats apart in barrier, and one of stiffness 32 (four times stiffer) a barrier of 1.3 nats."""
-STEEP_CENTRES = np.linspace(-1.5, 1.5, 13)
+"""U(x) = STEEP (x^2 - 1)^2 + x/2: U''(0) = -48, so a window of stiffness 16 on the barrier top has two modes with
+5.3 nats of barrier between them, and one of stiffness 64 (four times stiffer) a single mode."""
+STEEP_CENTRES = np.linspace(-1.5, 1.5, 7)
 SPLIT_RHAT = 1.1
 
 
-def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450):
+def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450, seed: int = 5):
     """A pass of HMC windows on the steep double well: returns (profile, R-hat per window), the neighbour overlaps
     and the windows whose chains split (R-hat above :data:`SPLIT_RHAT`; short chains' noise reaches 1.02-1.05 here,
     the split window on the top 1.6)."""
@@ -268,7 +268,7 @@ def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450)
             return STEEP * (x[:, 0] ** 2 - 1) ** 2 + 0.5 * x[:, 0] + 0.5 * stiffness * (x[:, 0] - centre) ** 2
 
         sampler = HMC([x], potential, HMCSettings(step_size=0.05, leapfrog_steps=8),
-                      generator=torch.Generator().manual_seed(5))
+                      generator=torch.Generator().manual_seed(seed))
         recorded = adapt_and_sample(sampler, warmup, draws, lambda: {"x": x[:, 0].detach().clone()})
         samples = recorded["x"].numpy().reshape(len(centres), chains, -1)
         rhat = np.array([rhat_and_bulk_ess(window)[0] for window in samples])
@@ -287,25 +287,26 @@ def steep_exact_delta_F() -> float:
 
 
 def test_placement_stiffens_a_window_whose_chains_split_on_the_barrier_top_until_none_does():
-    """Soft windows (stiffness 8 < -U''(0) = 48) on the barrier top have two modes and their chains split; the
-    placement makes them four times stiffer with windows half-way to their neighbours until no window splits, and
-    the profile then gives the exact Delta F.  Without the stiffening (``stiffen`` 1) the split window stays."""
+    """A soft window (stiffness 16 < -U''(0) = 48) on the barrier top has two modes and its chains split (R-hat
+    1.33-1.39 over seeds 5-7); the placement makes it four times stiffer with windows half-way to its neighbours, no
+    window splits any more, and the profile gives the exact Delta F (0.02, 2.0 and 1.1 of its errors off over seeds
+    5-7).  Without the stiffening (``stiffen`` 1) the split window stays."""
     run_pass = steep_double_well_pass()
-    (_, rhat), _, split = run_pass(STEEP_CENTRES, np.full(len(STEEP_CENTRES), 8.0))
+    (_, rhat), _, split = run_pass(STEEP_CENTRES, np.full(len(STEEP_CENTRES), 16.0))
     assert split[STEEP_CENTRES == 0.0].all(), rhat  # the window on the barrier top splits
-    (profile, rhat), record = place_windows(run_pass, STEEP_CENTRES, 8.0,
+    (profile, rhat), record = place_windows(run_pass, STEEP_CENTRES, 16.0,
                                             PlacementSettings(minimum=0.03, maximum_windows=40, stiffen=4.0))
     assert record["met"] and record["passes"] >= 2 and max(rhat) <= SPLIT_RHAT, (record, rhat)
     kappa = dict(zip(record["centres"], record["kappa"]))
-    assert kappa[0.0] >= 32.0 and kappa[1.5] == 8.0, kappa  # stiffer on the top, as soft as before in the wells
+    assert kappa[0.0] == 64.0 and kappa[0.25] == 64.0 and kappa[1.5] == 16.0, kappa  # stiff on the top only
     exact = steep_exact_delta_F()
     assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.05, (profile.delta_F, profile.delta_F_error, exact)
-    (_, unstiffened_rhat), unstiffened = place_windows(run_pass, STEEP_CENTRES, 8.0,
+    (_, unstiffened_rhat), unstiffened = place_windows(run_pass, STEEP_CENTRES, 16.0,
                                                        PlacementSettings(minimum=0.03, maximum_windows=40, stiffen=1.0))
-    assert max(unstiffened_rhat) > SPLIT_RHAT and set(unstiffened["kappa"]) == {8.0}
+    assert max(unstiffened_rhat) > SPLIT_RHAT and set(unstiffened["kappa"]) == {16.0}
 
 
 def test_placement_at_its_cap_names_the_windows_that_still_split():
-    _, record = place_windows(steep_double_well_pass(draws=150), STEEP_CENTRES, 8.0,
-                              PlacementSettings(minimum=0.0, maximum_windows=13, stiffen=4.0))
+    _, record = place_windows(steep_double_well_pass(draws=150), STEEP_CENTRES, 16.0,
+                              PlacementSettings(minimum=0.0, maximum_windows=7, stiffen=4.0))
     assert not record["met"] and "chains split in the windows at" in record["message"] and " 0," in record["message"] + ","
