@@ -54,7 +54,7 @@ def add_arguments(parser):
                              "exchange; default %(default)s)")
     parser.add_argument("--min-overlap", type=float, default=HMC["min_overlap"],
                         help="umbrella: add windows half-way where a neighbour overlap is below this, make a window "
-                             "whose chains split (R-hat above 1.1) four times stiffer with windows beside it, and "
+                             "whose chains split (R-hat above 1.1 after 100 or more draws) four times stiffer with windows beside it, and "
                              "rerun (0: one pass; default %(default)s)")
     parser.add_argument("--max-windows", type=integer(2), default=HMC["max_windows"],
                         help="umbrella: the most windows the placement may reach (default %(default)s)")
