@@ -649,7 +649,7 @@ def validate_posterior(attention: str, L: int, V: int, P: Sequence[int] | None =
     method = _check_posterior_options(attention, P, method, seed, executor, workers, out, theory_draws, progress, settings)
     trial = _check_trial(trial, method)
     convention = _convention(convention, CopyTaskConvention).with_attention(attention)
-    check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers)
+    check_posterior_memory(attention, method, L, V, P, settings, theory_draws, workers, convention.architecture)
     out = sweep_folder(out, "emergence-posterior-")
     pool = sweep_executor(executor, workers)
     report = run_posterior_validation(attention, L, V, P, method, convention, settings, out=out, executor=pool,
@@ -761,7 +761,7 @@ def posterior_study(sizes: Sequence[int], V: int, *, convention=None, seed: int 
     convention = _convention(convention, CopyTaskConvention).with_attention("softmax")
     for L in sizes:
         chosen, grid = size_settings(L, settings, per_size)
-        check_posterior_memory("softmax", "umbrella", L, V, grid, chosen, theory_draws, workers)
+        check_posterior_memory("softmax", "umbrella", L, V, grid, chosen, theory_draws, workers, convention.architecture)
     out = sweep_folder(out, "emergence-posterior-study-")
     study = run_posterior_study(sizes, V, convention, settings, out=out, executor=sweep_executor(executor, workers),
                                 seed=seed, theory_draws=theory_draws, progress=progress, extensions=extensions,

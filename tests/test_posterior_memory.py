@@ -100,3 +100,18 @@ def test_the_temporary_results_folder_is_removed_on_every_exit_path(tmp_path, en
     assert "folder " + str(folder) in result.stdout, result.stderr
     assert (result.returncode == 0) == (ending == "return"), result.stderr
     assert list(folder.iterdir()) == []
+
+
+def test_the_compiled_loops_bound_is_smaller_and_still_above_the_measured_peak():
+    """Softmax model T samples through the compiled loops, which keep no autograd tables: its bound sits above the
+    peak RSS measured for a whole L = 24 point (1.51 GiB, 100 models, P = 1040) and far below the autograd bound
+    (which refused 20 windows on two workers)."""
+    from emergence.validation.copy_task.config import FREE_ENERGY_DEFAULTS
+    from emergence.validation.copy_task.posterior_memory import compiled_sampling, sampler_point_bytes
+
+    settings = {**FREE_ENERGY_DEFAULTS, "centres": [0.05 + 0.025 * k for k in range(25)], "max_windows": 25}
+    compiled = sampler_point_bytes("umbrella", 24, 4, 1040, settings, compiled=True) / 2**30
+    autograd = sampler_point_bytes("umbrella", 24, 4, 1040, settings) / 2**30
+    assert 1.51 < compiled < 3.5 and autograd > 3 * compiled, (compiled, autograd)
+    assert not compiled_sampling("umbrella", "softmax", "M") and not compiled_sampling("replica-exchange", "softmax", "T")
+    assert not compiled_sampling("umbrella", "linear", "T") and not compiled_sampling("umbrella", "softmax", None)

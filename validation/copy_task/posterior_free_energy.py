@@ -323,11 +323,12 @@ def run_free_energy_validation(L: int, V: int, convention, P_grid, settings: dic
 
     from emergence.base.sweeps import run_sweep
     from emergence.validation.copy_task.free_energy import umbrella_point_config
-    from emergence.validation.copy_task.posterior_memory import check_sampler_memory, executor_workers
+    from emergence.validation.copy_task.posterior_memory import check_sampler_memory, compiled_sampling, executor_workers
     from emergence.validation.copy_task.predictions import predicted_saddle
 
     P_grid = [int(P) for P in P_grid]
-    check_sampler_memory("umbrella", L, V, P_grid, settings, executor_workers(executor))
+    check_sampler_memory("umbrella", L, V, P_grid, settings, executor_workers(executor),
+                         compiled_sampling("umbrella", "softmax", convention.architecture))
     if theory_P_star is None:
         theory_P_star = posterior_P_star(L, V, convention, draws=theory_draws or 20_000, trial=trial)
     divide = float(settings["divide"])

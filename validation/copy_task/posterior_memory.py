@@ -10,7 +10,14 @@ instead of being killed by the kernel after minutes.  The budget is
 * **Sampler point** (one :math:`P`): ``len(centres) * chains`` models (umbrella windows and linear
   HMC) or ``replicas * chains`` (replica exchange) of width :math:`V + L`, in float64, on
   ``data_multiple * P`` training sequences: :func:`~emergence.base.limits.copy_point_bytes`, the bound
-  measured for the same models and batches in copy-task training.  ``workers`` points run at once.
+  measured for the same models and batches in copy-task training (autograd).  ``workers`` points run at once.
+  Where the point samples through the compiled loops (:func:`compiled_sampling`: softmax model T, umbrella or
+  HMC, Numba installed), which keep no autograd tables, the bound is :data:`COMPILED_FLOATS_PER_SEQUENCE_ENTRY`
+  numbers per model, sequence and :math:`L(V + L)` plus :data:`COMPILED_RUNTIME_BYTES`: measured peak RSS
+  (2026-12-06, whole process, V = 4) 0.59 GiB at L = 8, P = 200, 32 models; 0.70 GiB at L = 16, P = 600, 64;
+  0.76 and 1.18 GiB at L = 24, P = 1100, 40 and 100 (a few trajectories each), and 1.51 GiB for a whole point
+  at L = 24, P = 1040, 100 models (MBAR and diagnostics included), about 0.58 GiB of runtime and 1.0-1.8 numbers
+  per entry; the autograd bound asks 10.5 GiB for that point.
 * **Softmax posterior theory** (:class:`~emergence.numerics.copy_head.posterior.PosteriorTheory`):
   the fixed noise and tokens, ``draws`` rows of :math:`L + V` numbers, and the row averages' arrays of
   ``draws`` :math:`\times L`: at most :data:`SOFTMAX_THEORY_FLOATS` numbers per draw and key.
@@ -36,7 +43,12 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from emergence.base.limits import check_memory, copy_point_bytes
+from emergence.base.limits import FLOATS_PER_WEIGHT, check_memory, copy_point_bytes
+
+COMPILED_FLOATS_PER_SEQUENCE_ENTRY = 3
+COMPILED_RUNTIME_BYTES = 2**30
+"""The compiled-loop sampler point's bound (module docstring): numbers per model, training sequence and
+:math:`L(V + L)` (measured 1.0-1.8), and a fixed part for torch, Numba and the compiled loops (measured 0.58 GiB)."""
 
 SOFTMAX_THEORY_FLOATS = 8
 """Numbers per draw and key of the softmax theory's Monte Carlo (tracemalloc peak 4.7 at L = 64, V = 8, 20000 draws)."""
@@ -66,10 +78,24 @@ def sampler_runs(method: str, settings: dict[str, Any]) -> int:
     return windows * int(chosen["chains"])
 
 
-def sampler_point_bytes(method: str, L: int, V: int, P: int, settings: dict[str, Any]) -> float:
-    """Peak bytes of one sampler point (see the module docstring)."""
+def compiled_sampling(method: str, attention: str, architecture: str | None) -> bool:
+    """Whether a sampler point runs through the compiled loops of softmax model T (umbrella and HMC, where Numba is
+    installed; :attr:`~emergence.validation.copy_task.models.CopyAttentionModel.compiled_action`); ``architecture``
+    ``None`` (not known): no."""
+    import importlib.util
+
+    return (method in ("umbrella", "hmc") and attention == "softmax" and architecture == "T"
+            and importlib.util.find_spec("numba") is not None)
+
+
+def sampler_point_bytes(method: str, L: int, V: int, P: int, settings: dict[str, Any], compiled: bool = False) -> float:
+    """Peak bytes of one sampler point (see the module docstring); ``compiled``: through the compiled loops."""
     multiple = 1 if method == "replica-exchange" else int(settings.get("data_multiple", 1))
-    return copy_point_bytes(L, V, multiple * int(P), sampler_runs(method, settings), "T", dtype_bytes=8)
+    runs, sequences = sampler_runs(method, settings), multiple * int(P)
+    if compiled:
+        numbers = runs * (sequences * COMPILED_FLOATS_PER_SEQUENCE_ENTRY * L * (V + L) + FLOATS_PER_WEIGHT * ((V + L) ** 2 + V**2))
+        return COMPILED_RUNTIME_BYTES + 8.0 * numbers
+    return copy_point_bytes(L, V, sequences, runs, "T", dtype_bytes=8)
 
 
 def theory_bytes(attention: str, L: int, V: int, draws: int | None) -> float:
@@ -91,11 +117,11 @@ def executor_workers(executor) -> int | None:
 
 
 def check_sampler_memory(method: str, L: int, V: int, P_grid: Sequence[int], settings: dict[str, Any],
-                         workers: int | None = None) -> float:
+                         workers: int | None = None, compiled: bool = False) -> float:
     """Refuse (one line, the estimate) a grid whose ``workers`` largest points would not fit at once."""
     parallel = parallel_points(len(P_grid), workers)
     largest = sorted((int(P) for P in P_grid), reverse=True)[:parallel]
-    estimate = sum(sampler_point_bytes(method, L, V, P, settings) for P in largest)
+    estimate = sum(sampler_point_bytes(method, L, V, P, settings, compiled) for P in largest)
     return check_memory(estimate, f"validate posterior ({method}) at L={L}, V={V}, P up to {largest[0]} with "
                         f"{sampler_runs(method, settings)} models per point on {parallel} worker(s)",
                         "use a smaller --P-grid, --L, --V, --chains or --workers")
@@ -103,11 +129,12 @@ def check_sampler_memory(method: str, L: int, V: int, P_grid: Sequence[int], set
 
 def check_posterior_memory(attention: str, method: str, L: int, V: int, P_grid: Sequence[int] | None,
                            settings: dict[str, Any], theory_draws: int | None = None,
-                           workers: int | None = None) -> None:
-    """Refuse, before any work, a posterior validation whose theory or (given) grid would not fit in memory."""
+                           workers: int | None = None, architecture: str | None = None) -> None:
+    """Refuse, before any work, a posterior validation whose theory or (given) grid would not fit in memory
+    (``architecture``, the convention's, decides whether the sampler's compiled-loop bound applies)."""
     estimate = theory_bytes(attention, L, V, theory_draws)
     draws = theory_draws or (SOFTMAX_THEORY_DRAWS if attention == "softmax" else LINEAR_THEORY_DRAWS)
     check_memory(estimate, f"validate posterior: the {attention} posterior theory at L={L}, V={V} with {draws} draws",
                  "use a smaller --L, --V or --theory-draws")
     if P_grid:
-        check_sampler_memory(method, L, V, P_grid, settings, workers)
+        check_sampler_memory(method, L, V, P_grid, settings, workers, compiled_sampling(method, attention, architecture))

@@ -231,6 +231,18 @@ def _check_settings(args, method: str) -> None:
         raise EmergenceError(f"need 0 <= --min-overlap < 1, got {args.min_overlap}")
 
 
+def _architecture(text: str) -> str | None:
+    """The architecture ``--convention`` names (model T by default), for the memory estimate; ``None`` where the text
+    does not parse (the API refuses it in one line after the estimate)."""
+    from emergence.base.errors import EmergenceError
+    from emergence.validation.copy_task.config import CopyTaskConvention
+
+    try:
+        return CopyTaskConvention.parse(text).architecture
+    except (EmergenceError, ValueError):
+        return None
+
+
 def _centres(text: str, kappa: float | list[float]) -> tuple[list[float], float | list[float]]:
     """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted, each with its ``--kappa``
     where that is a list (one per centre)."""
@@ -371,7 +383,8 @@ def run(args) -> int:
     method = posterior_method(args.attention, args.method)
     settings = _settings(args, method)
     grid = parse_P_grid(args.P_grid) if args.P_grid else None
-    check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers)
+    check_posterior_memory(args.attention, method, args.L, args.V, grid, settings, args.theory_draws, args.workers,
+                           _architecture(args.convention))
     if method == "replica-exchange":
         _check_settings(args, method)
     _check_before_sampling(args, method)  # after the memory estimate: importing torch and ArviZ takes seconds
@@ -447,7 +460,8 @@ def _run_study(args) -> int:
         raise EmergenceError("--study runs softmax umbrella validations on their own grids: use it with --attention "
                              "softmax and without --L, --P-grid or another --method")
     settings, per_size = _settings(args, "umbrella"), _per_size(args.per_size)
-    check_posterior_memory("softmax", "umbrella", max(args.study), args.V, None, settings, args.theory_draws, args.workers)
+    check_posterior_memory("softmax", "umbrella", max(args.study), args.V, None, settings, args.theory_draws, args.workers,
+                           _architecture(args.convention))
     _check_before_sampling(args, "umbrella")
     study = posterior_study(args.study, args.V, convention=args.convention, seed=args.seed, out=args.out,
                             executor=args.executor, workers=args.workers, theory_draws=args.theory_draws,
