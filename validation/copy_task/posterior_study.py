@@ -95,15 +95,46 @@ def study_row(L: int, report: dict[str, Any], extensions: int) -> dict[str, Any]
     return row
 
 
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "max": max(values), "relative_spread": (max(values) - min(values)) / float(np.mean(values))}
+
+
+def local_exponents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    r"""Between consecutive sizes with a sampled :math:`P^*`: its local exponent
+    :math:`\ln(P^*_2/P^*_1)/\ln(L_2/L_1)` (from the readings), beside the local exponents of :math:`L\ln^2 L` (the
+    saddle law's form) and :math:`L\ln L` over the same pair.  A law :math:`P^* \propto L\ln L` reads the
+    ``L_ln_L`` column exactly:
+
+    >>> rows = [{"L": L, "sampled": {"value": 3.0 * L * math.log(L)}} for L in (12, 24)]
+    >>> [round(pair[key], 4) for pair in local_exponents(rows) for key in ("sampled", "L_ln_L", "L_ln2_L")]
+    [1.355, 1.355, 1.7099]
+    """
+    measured = [row for row in rows if row["sampled"] is not None]
+    exponents = []
+    for low, high in zip(measured, measured[1:]):
+        span = math.log(high["L"] / low["L"])
+
+        def exponent(law: Callable[[int], float]) -> float:
+            return math.log(law(high["L"]) / law(low["L"])) / span
+
+        exponents.append({"L": [low["L"], high["L"]],
+                          "sampled": math.log(high["sampled"]["value"] / low["sampled"]["value"]) / span,
+                          "L_ln2_L": exponent(lambda L: L * math.log(L) ** 2), "L_ln_L": exponent(lambda L: L * math.log(L))})
+    return exponents
+
+
 def study_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    r"""Across the rows with a sampled :math:`P^*`: :math:`P^*/(L\ln^2 L)` (min, max, relative spread) and the
-    sampled/saddle ratio against L; ``sizes_measured`` counts them."""
+    r"""Across the rows with a sampled :math:`P^*`: :math:`P^*/(L\ln^2 L)` and :math:`P^*/(L\ln L)` (min, max,
+    relative spread), the local exponents (:func:`local_exponents`) and the sampled/saddle ratio against L;
+    ``sizes_measured`` counts them."""
     measured = [row for row in rows if row["sampled"] is not None]
     ratios = [row["law_ratio"]["sampled"] for row in measured]
     summary: dict[str, Any] = {"sizes_measured": len(measured), "sizes": len(rows)}
     if ratios:
-        summary["law_ratio_sampled"] = {"min": min(ratios), "max": max(ratios),
-                                        "relative_spread": (max(ratios) - min(ratios)) / float(np.mean(ratios))}
+        summary["law_ratio_sampled"] = _spread(ratios)
+        summary["L_ln_L_ratio_sampled"] = _spread([row["sampled"]["value"] / (row["L"] * math.log(row["L"]))
+                                                   for row in measured])
+        summary["local_exponents"] = local_exponents(rows)
         summary["sampled_over_saddle"] = {row["L"]: row["sampled_over_saddle"] for row in measured}
     return summary
 

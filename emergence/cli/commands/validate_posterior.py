@@ -508,6 +508,12 @@ def _print_study(study) -> None:
         spread = summary["law_ratio_sampled"]
         print(f"sampled P*/(L ln^2 L): {spread['min']:.2f} to {spread['max']:.2f} over {summary['sizes_measured']} "
               f"of {summary['sizes']} sizes (relative spread {spread['relative_spread']:.2f})")
+        spread = summary["L_ln_L_ratio_sampled"]
+        print(f"sampled P*/(L ln L): {spread['min']:.2f} to {spread['max']:.2f} (relative spread "
+              f"{spread['relative_spread']:.2f})")
+        for pair in summary["local_exponents"]:
+            print(f"local exponent d ln P*/d ln L, L = {pair['L'][0]}-{pair['L'][1]}: sampled {pair['sampled']:.2f}, "
+                  f"L ln^2 L {pair['L_ln2_L']:.2f}, L ln L {pair['L_ln_L']:.2f}")
     else:
         print(f"no size has a sampled P* ({summary['sizes']} sizes)")
 
