@@ -101,13 +101,17 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 def local_exponents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     r"""Between consecutive sizes with a sampled :math:`P^*`: its local exponent
-    :math:`\ln(P^*_2/P^*_1)/\ln(L_2/L_1)` (from the readings), beside the local exponents of :math:`L\ln^2 L` (the
-    saddle law's form) and :math:`L\ln L` over the same pair.  A law :math:`P^* \propto L\ln L` reads the
-    ``L_ln_L`` column exactly:
+    :math:`\ln(P^*_2/P^*_1)/\ln(L_2/L_1)` (from the readings) and, where the rows hold their grid brackets, the
+    ``range`` the brackets allow (the grids' resolution: the lower end of the larger size's bracket over the upper
+    end of the smaller's, and the reverse), beside the local exponents of :math:`L\ln^2 L` (the saddle law's form)
+    and :math:`L\ln L` over the same pair.  A law :math:`P^* \propto L\ln L` reads the ``L_ln_L`` column exactly:
 
     >>> rows = [{"L": L, "sampled": {"value": 3.0 * L * math.log(L)}} for L in (12, 24)]
     >>> [round(pair[key], 4) for pair in local_exponents(rows) for key in ("sampled", "L_ln_L", "L_ln2_L")]
     [1.355, 1.355, 1.7099]
+    >>> rows[0]["sampled"]["bracket"], rows[1]["sampled"]["bracket"] = [80, 100], [200, 260]
+    >>> [round(end, 3) for end in local_exponents(rows)[0]["range"]]
+    [1.0, 1.7]
     """
     measured = [row for row in rows if row["sampled"] is not None]
     exponents = []
@@ -117,9 +121,12 @@ def local_exponents(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         def exponent(law: Callable[[int], float]) -> float:
             return math.log(law(high["L"]) / law(low["L"])) / span
 
-        exponents.append({"L": [low["L"], high["L"]],
-                          "sampled": math.log(high["sampled"]["value"] / low["sampled"]["value"]) / span,
-                          "L_ln2_L": exponent(lambda L: L * math.log(L) ** 2), "L_ln_L": exponent(lambda L: L * math.log(L))})
+        pair = {"L": [low["L"], high["L"]], "sampled": math.log(high["sampled"]["value"] / low["sampled"]["value"]) / span}
+        if "bracket" in low["sampled"] and "bracket" in high["sampled"]:
+            (low_P, high_P), (low_Q, high_Q) = low["sampled"]["bracket"], high["sampled"]["bracket"]
+            pair["range"] = [math.log(low_Q / high_P) / span, math.log(high_Q / low_P) / span]
+        pair.update(L_ln2_L=exponent(lambda L: L * math.log(L) ** 2), L_ln_L=exponent(lambda L: L * math.log(L)))
+        exponents.append(pair)
     return exponents
 
 

@@ -512,8 +512,9 @@ def _print_study(study) -> None:
         print(f"sampled P*/(L ln L): {spread['min']:.2f} to {spread['max']:.2f} (relative spread "
               f"{spread['relative_spread']:.2f})")
         for pair in summary["local_exponents"]:
-            print(f"local exponent d ln P*/d ln L, L = {pair['L'][0]}-{pair['L'][1]}: sampled {pair['sampled']:.2f}, "
-                  f"L ln^2 L {pair['L_ln2_L']:.2f}, L ln L {pair['L_ln_L']:.2f}")
+            allowed = f" (its brackets allow {pair['range'][0]:.2f} to {pair['range'][1]:.2f})" if "range" in pair else ""
+            print(f"local exponent d ln P*/d ln L, L = {pair['L'][0]}-{pair['L'][1]}: sampled {pair['sampled']:.2f}"
+                  f"{allowed}, L ln^2 L {pair['L_ln2_L']:.2f}, L ln L {pair['L_ln_L']:.2f}")
     else:
         print(f"no size has a sampled P* ({summary['sizes']} sizes)")
 
