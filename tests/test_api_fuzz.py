@@ -258,7 +258,7 @@ replaced by :class:`WorkStarted` in these tests."""
 @pytest.fixture(scope="module")
 def every_engine_module():
     """Every engine module imported before the first guard: a module first imported under it would bind the guard
-    in place of the work function (``from ... import phase_diagram``) for the rest of the session, and a later test
+    in place of the work function (``from ... import phase_diagram``) for the rest of the pytest run, and a later test
     file run in the same session (``pytest tests/test_api_fuzz.py tests/test_validate_posterior.py``) would fail."""
     import importlib
     import pkgutil

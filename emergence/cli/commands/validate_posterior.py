@@ -243,9 +243,8 @@ def _architecture(text: str) -> str | None:
         return None
 
 
-def _centres(text: str, kappa: float | list[float]) -> tuple[list[float], float | list[float]]:
-    """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted, each with its ``--kappa``
-    where that is a list (one per centre)."""
+def _window_centres(text: str) -> list[float]:
+    """``--windows 0.1,0.3,0.5`` as given: numbers inside (0, 1), at least two of them distinct."""
     from emergence.base.errors import EmergenceError
 
     try:
@@ -254,6 +253,15 @@ def _centres(text: str, kappa: float | list[float]) -> tuple[list[float], float 
         raise EmergenceError(f"--windows {text!r}: use a comma list of numbers in (0, 1)") from None
     if len(set(given)) < 2 or not all(0 < c < 1 for c in given):
         raise EmergenceError(f"--windows {text!r}: need at least two distinct centres in (0, 1)")
+    return given
+
+
+def _centres(text: str, kappa: float | list[float]) -> tuple[list[float], float | list[float]]:
+    """``--windows 0.1,0.3,0.5``: at least two distinct centres inside (0, 1), sorted, each with its ``--kappa``
+    where that is a list (one per centre)."""
+    from emergence.base.errors import EmergenceError
+
+    given = _window_centres(text)
     if isinstance(kappa, float):
         return sorted(set(given)), kappa
     if len(kappa) != len(given) or len(set(given)) != len(given):
