@@ -83,12 +83,16 @@ def format_bytes(value: float) -> str:
     return f"{value:.0f} B"
 
 
-def copy_point_bytes(L: int, V: int, P: int, runs: int, architecture: str = "T", dtype_bytes: int = 8) -> float:
-    """Peak bytes of one copy-task sweep point (upper bound; see the module docstring)."""
+def copy_point_bytes(L: int, V: int, P: int, runs: int, architecture: str = "T", dtype_bytes: int = 8, *,
+                     floats_per_entry: float = FLOATS_PER_SEQUENCE_ENTRY, runtime_bytes: float = RUNTIME_BYTES,
+                     evaluation_sequences: int = EVALUATION_SEQUENCES) -> float:
+    """Peak bytes of one copy-task sweep point (upper bound; see the module docstring).  The per-entry numbers, the
+    fixed part and the evaluation sequences per run default to training's; a computation that keeps fewer
+    intermediates passes its own measured bound."""
     width = V + L if architecture == "T" else L
-    sequences = float(runs) * (float(P) + EVALUATION_SEQUENCES)
-    numbers = sequences * FLOATS_PER_SEQUENCE_ENTRY * L * (V + L) + runs * FLOATS_PER_WEIGHT * (width**2 + V**2)
-    return RUNTIME_BYTES + dtype_bytes * numbers
+    sequences = float(runs) * (float(P) + evaluation_sequences)
+    numbers = sequences * floats_per_entry * L * (V + L) + runs * FLOATS_PER_WEIGHT * (width**2 + V**2)
+    return runtime_bytes + dtype_bytes * numbers
 
 
 def check_memory(estimate: float, what: str, hint: str = "", budget: float | None = None) -> float:

@@ -2,10 +2,8 @@
 
 import numpy as np
 import pytest
-import torch
+import tilted_double_well
 
-from emergence.validation.samplers.adaptation import adapt_and_sample
-from emergence.validation.samplers.hmc import HMC, HMCSettings
 from emergence.validation.samplers.umbrella import free_energy_profile
 
 pytest.importorskip("pymbar", reason="umbrella sampling needs the bayes extra")
@@ -18,13 +16,6 @@ KAPPA = 40.0
 CHAINS = 8
 
 
-def exact_delta_F() -> float:
-    """-ln(P(x >= 0) / P(x < 0)) by quadrature of e^{-U} (trapezoid, 200,001 points on [-4, 4])."""
-    x = np.linspace(-4.0, 4.0, 200_001)
-    density = np.exp(-(HEIGHT * (x**2 - 1) ** 2 + TILT * x))
-    return float(-np.log(np.trapezoid(density * (x >= 0), x) / np.trapezoid(density * (x < 0), x)))
-
-
 CLOSE = np.union1d(CENTRES, np.linspace(-0.45, 0.45, 4))
 STIFF = np.where(np.abs(CLOSE) < 0.5, 4 * KAPPA, KAPPA)
 """Stiffer, closer windows: four times stiffer and at half the spacing on the barrier top, as placed where a
@@ -33,21 +24,13 @@ profile bends down faster than a soft bias holds."""
 
 def _window_draws(windows: np.ndarray, kappa: np.ndarray) -> np.ndarray:
     """HMC in each window ``windows (K,)`` (windows x chains batched as runs) of stiffness ``kappa (K,)``: draws of
-    x, shape (K, chains, draws)."""
-    centres = torch.tensor(np.repeat(windows, CHAINS), dtype=torch.float64)
-    stiffness = torch.tensor(np.repeat(kappa, CHAINS), dtype=torch.float64)
-    x = torch.nn.Parameter(centres.clone()[:, None])
-
-    def potential():
-        return HEIGHT * (x[:, 0] ** 2 - 1) ** 2 + TILT * x[:, 0] + 0.5 * stiffness * (x[:, 0] - centres) ** 2
-
-    sampler = HMC([x], potential, HMCSettings(step_size=0.1, leapfrog_steps=8), generator=torch.Generator().manual_seed(3))
-    result = adapt_and_sample(sampler, warmup=200, draws=600, record=lambda: {"x": x[:, 0].detach().clone()})
-    draws = result["x"].numpy()
+    x, shape (K, chains, draws), every third kept."""
+    draws = tilted_double_well.window_draws(HEIGHT, TILT, windows, kappa, CHAINS, warmup=200, draws=600, step_size=0.1,
+                                            seed=3)
     # every draw near the windows (the largest |x| is 1.53 for windows at |xi| <= 1.5): a broken sampler's draws
     # (|x| ~ 1e50 with the Metropolis test's sign flipped) fail here instead of keeping MBAR's solver for minutes
     assert np.all(np.abs(draws) < 3), np.abs(draws).max()
-    return draws.reshape(len(windows), CHAINS, -1)[:, :, ::3]
+    return draws[:, :, ::3]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +45,7 @@ def stiff_window_draws():
 
 def test_umbrella_mbar_recovers_the_double_well_free_energy_difference(window_draws):
     profile = free_energy_profile(window_draws, CENTRES, KAPPA, divide=0.0, bins=np.linspace(-1.8, 1.8, 25), bootstrap=20)
-    exact = exact_delta_F()
+    exact = tilted_double_well.exact_delta_F(HEIGHT, TILT)
     assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.02, (profile.delta_F, profile.delta_F_error, exact)
     assert profile.delta_F_error < 0.3
     assert profile.overlap_min > 0.03
@@ -73,7 +56,7 @@ def test_a_wrong_window_centre_breaks_the_estimate(window_draws):
     planted = CENTRES.copy()
     planted[6] += 0.15  # MBAR told the wrong bias of one window right of the barrier (half a spacing)
     profile = free_energy_profile(window_draws, planted, KAPPA, divide=0.0, bins=np.linspace(-1.8, 1.8, 25), bootstrap=20)
-    assert abs(profile.delta_F - exact_delta_F()) > 3 * profile.delta_F_error + 0.02
+    assert abs(profile.delta_F - tilted_double_well.exact_delta_F(HEIGHT, TILT)) > 3 * profile.delta_F_error + 0.02
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -92,7 +75,7 @@ def test_windows_of_their_own_stiffness_recover_the_free_energy_difference_and_o
         stiff_window_draws):
     """MBAR told each window's own stiffness recovers the exact Delta F; told one stiffness for all (KAPPA for the
     stiff windows on the barrier too) it weighs their draws by the wrong bias and misses."""
-    bins, exact = np.linspace(-1.8, 1.8, 25), exact_delta_F()
+    bins, exact = np.linspace(-1.8, 1.8, 25), tilted_double_well.exact_delta_F(HEIGHT, TILT)
     profile = free_energy_profile(stiff_window_draws, CLOSE, STIFF, divide=0.0, bins=bins, bootstrap=20)
     assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.02, (profile.delta_F, profile.delta_F_error, exact)
     assert profile.overlap_min > 0.03

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import tilted_double_well
 import torch
 
 from emergence.validation.samplers import window_exchange
@@ -248,9 +249,9 @@ def test_placement_stops_at_the_cap_and_says_where_the_overlap_is_short():
     assert not record["met"] and "window cap 4" in record["message"] and "-2-0" in record["message"]
 
 
-STEEP = 12.0
-"""U(x) = STEEP (x^2 - 1)^2 + x/2: U''(0) = -48, so a window of stiffness 16 on the barrier top has two modes with
-5.3 nats of barrier between them, and one of stiffness 64 (four times stiffer) a single mode."""
+STEEP, STEEP_TILT = 12.0, 0.5
+"""U(x) = STEEP (x^2 - 1)^2 + STEEP_TILT x: U''(0) = -48, so a window of stiffness 16 on the barrier top has two
+modes with 5.3 nats of barrier between them, and one of stiffness 64 (four times stiffer) a single mode."""
 STEEP_CENTRES = np.linspace(-1.5, 1.5, 7)
 SPLIT_RHAT = 1.1
 
@@ -260,17 +261,8 @@ def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450,
     and the windows whose chains split (R-hat above :data:`SPLIT_RHAT`; short chains' noise reaches 1.02-1.05 here,
     the split window on the top 1.6)."""
     def run_pass(centres, kappa):
-        centre = torch.tensor(np.repeat(centres, chains), dtype=torch.float64)
-        stiffness = torch.tensor(np.repeat(kappa, chains), dtype=torch.float64)
-        x = torch.nn.Parameter(centre.clone()[:, None])
-
-        def potential():
-            return STEEP * (x[:, 0] ** 2 - 1) ** 2 + 0.5 * x[:, 0] + 0.5 * stiffness * (x[:, 0] - centre) ** 2
-
-        sampler = HMC([x], potential, HMCSettings(step_size=0.05, leapfrog_steps=8),
-                      generator=torch.Generator().manual_seed(seed))
-        recorded = adapt_and_sample(sampler, warmup, draws, lambda: {"x": x[:, 0].detach().clone()})
-        samples = recorded["x"].numpy().reshape(len(centres), chains, -1)
+        samples = tilted_double_well.window_draws(STEEP, STEEP_TILT, centres, kappa, chains, warmup, draws, step_size=0.05,
+                                                  seed=seed)
         rhat = np.array([rhat_and_bulk_ess(window)[0] for window in samples])
         profile = free_energy_profile(samples[:, :, ::3], centres, kappa, divide=0.0, bins=np.linspace(-1.8, 1.8, 25),
                                       bootstrap=10)
@@ -278,12 +270,6 @@ def steep_double_well_pass(chains: int = 8, warmup: int = 150, draws: int = 450,
         return (profile, rhat), overlaps, rhat > SPLIT_RHAT
 
     return run_pass
-
-
-def steep_exact_delta_F() -> float:
-    x = np.linspace(-4.0, 4.0, 200_001)
-    density = np.exp(-(STEEP * (x**2 - 1) ** 2 + 0.5 * x))
-    return float(-np.log(np.trapezoid(density * (x >= 0), x) / np.trapezoid(density * (x < 0), x)))
 
 
 def test_placement_stiffens_a_window_whose_chains_split_on_the_barrier_top_until_none_does():
@@ -299,7 +285,7 @@ def test_placement_stiffens_a_window_whose_chains_split_on_the_barrier_top_until
     assert record["met"] and record["passes"] >= 2 and max(rhat) <= SPLIT_RHAT, (record, rhat)
     kappa = dict(zip(record["centres"], record["kappa"]))
     assert kappa[0.0] == 64.0 and kappa[0.25] == 64.0 and kappa[1.5] == 16.0, kappa  # stiff on the top only
-    exact = steep_exact_delta_F()
+    exact = tilted_double_well.exact_delta_F(STEEP, STEEP_TILT)
     assert abs(profile.delta_F - exact) < 3 * profile.delta_F_error + 0.05, (profile.delta_F, profile.delta_F_error, exact)
     (_, unstiffened_rhat), unstiffened = place_windows(run_pass, STEEP_CENTRES, 16.0,
                                                        PlacementSettings(minimum=0.03, maximum_windows=40, stiffen=1.0))

@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from emergence.base.limits import FLOATS_PER_WEIGHT, check_memory, copy_point_bytes
+from emergence.base.limits import check_memory, copy_point_bytes
 
 COMPILED_FLOATS_PER_SEQUENCE_ENTRY = 3
 COMPILED_RUNTIME_BYTES = 2**30
@@ -93,8 +93,8 @@ def sampler_point_bytes(method: str, L: int, V: int, P: int, settings: dict[str,
     multiple = 1 if method == "replica-exchange" else int(settings.get("data_multiple", 1))
     runs, sequences = sampler_runs(method, settings), multiple * int(P)
     if compiled:
-        numbers = runs * (sequences * COMPILED_FLOATS_PER_SEQUENCE_ENTRY * L * (V + L) + FLOATS_PER_WEIGHT * ((V + L) ** 2 + V**2))
-        return COMPILED_RUNTIME_BYTES + 8.0 * numbers
+        return copy_point_bytes(L, V, sequences, runs, "T", dtype_bytes=8, floats_per_entry=COMPILED_FLOATS_PER_SEQUENCE_ENTRY,
+                                runtime_bytes=COMPILED_RUNTIME_BYTES, evaluation_sequences=0)
     return copy_point_bytes(L, V, sequences, runs, "T", dtype_bytes=8)
 
 
